@@ -1,0 +1,21 @@
+"""Fetcher: one SQS FIFO batch of host tokens in, a partial batch response out."""
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Tracer
+
+from heed_aws import runtime
+from heed_aws.journal import logger, metrics
+from heed_aws.service import process_batch
+
+tracer = Tracer(service="heed")
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    logger.append_keys(bot=runtime.profile().name)
+    return process_batch(event.get("Records", []), runtime.crawler(), runtime.queue(), runtime.store(),
+                         runtime.journal())

@@ -1,0 +1,38 @@
+"""Scheduler: an EventBridge tick starts every round of the profile's schedules that is due."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from aws_lambda_powertools import Tracer
+
+from heed_aws import runtime
+from heed_aws.journal import logger, metrics
+from heed_aws.service import tick
+
+tracer = Tracer(service="heed")
+
+
+def _event_time(event: dict[str, Any]) -> float | None:
+    raw = event.get("time")
+    if not raw:
+        return None
+    try:
+        return datetime.fromisoformat(str(raw).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    profile = runtime.profile()
+    logger.append_keys(bot=profile.name)
+    # The schedule's firing time, not the (later) start of this invocation, is "now" for due-ness.
+    now = _event_time(event) or runtime.clock().now()
+    tasks = (event.get("detail") or {}).get("tasks")
+    summary = tick(profile, runtime.store(), runtime.queue(), runtime.journal(), now=now,
+                   tasks=list(tasks) if tasks else None)
+    logger.info("tick", extra={"heed": "tick", **summary})
+    return summary

@@ -1,0 +1,33 @@
+"""Every request and every skip as a structured log record with a reason code (+ EMF metrics)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+logger = Logger(service="heed")
+metrics = Metrics(namespace="Heed", service="heed")
+
+
+class LogJournal:
+    """Logs in Lambda; ``tap`` lets the local runtime mirror records into jsonl files."""
+
+    def __init__(self, tap: Callable[[str, dict[str, Any]], None] | None = None, *, emit_metrics: bool = True) -> None:
+        self.tap = tap
+        self.emit_metrics = emit_metrics
+
+    def request(self, record: dict[str, Any]) -> None:
+        logger.info("request", extra={"heed": "request", **record})
+        if self.emit_metrics:
+            status = record.get("status", record.get("error", "error"))
+            metrics.add_metric(name=f"Requests_{status}", unit=MetricUnit.Count, value=1)
+        if self.tap is not None:
+            self.tap("request", record)
+
+    def skip(self, record: dict[str, Any]) -> None:
+        logger.info("skip", extra={"heed": "skip", **record})
+        if self.emit_metrics:
+            metrics.add_metric(name=f"Skips_{record.get('reason', 'unknown')}", unit=MetricUnit.Count, value=1)
+        if self.tap is not None:
+            self.tap("skip", record)

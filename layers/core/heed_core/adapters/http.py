@@ -1,0 +1,297 @@
+"""Sends one GET with requests: to a checked public address only, bounded in time and size."""
+from __future__ import annotations
+
+import http.client
+import re
+import socket
+import ssl
+import threading
+import time
+from typing import Any, Callable
+
+import requests
+import urllib3
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
+
+from heed_core.adapters.body import CappedBody, content_codings, read_capped
+from heed_core.netguard import Target, is_public_address, parse_target
+from heed_core.ports import Clock, FetchRequest, FetchResult
+
+__all__ = ["RequestsTransport", "Resolver", "system_resolver"]
+
+Resolver = Callable[[str, int], list[str]]
+
+# Headers only the transport sets: the bot's identity (COMMON-01), what it can decode, the
+# framing. Credentials and cookies are never sent (COMMON-04, WANNADO-08).
+_OURS = frozenset(
+    "host user-agent accept-encoding cookie cookie2 authorization proxy-authorization connection"
+    " keep-alive proxy-connection content-length transfer-encoding te upgrade expect".split()
+)
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def system_resolver(host: str, port: int) -> list[str]:
+    """Every address of ``host`` from getaddrinfo, in its order, without repeats."""
+    found: list[str] = []
+    for *_, sockaddr in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        ip = str(sockaddr[0])
+        if ip not in found:
+            found.append(ip)
+    return found
+
+
+class RequestsTransport:
+    """The real ``Transport``: one GET per call, no redirect followed (COMMON-06), no cookie
+    kept or sent (COMMON-04), never raises for network trouble."""
+
+    def __init__(
+        self,
+        *,
+        user_agent: str,
+        clock: Clock,
+        allow_private: bool = False,
+        connect_timeout_s: float = 5,
+        read_timeout_s: float = 15,
+        total_deadline_s: float = 30,
+        resolver: Resolver | None = None,
+        ca_certs: str | None = None,
+    ) -> None:
+        if not user_agent or not _valid_header("User-Agent", user_agent):
+            raise ValueError("user_agent must be a non-empty, single-line header value")
+        self._user_agent = user_agent
+        self._clock = clock
+        self._allow_private = allow_private
+        self._timeouts = (float(connect_timeout_s), float(read_timeout_s))
+        self._total = float(total_deadline_s)
+        self._resolve = resolver or system_resolver
+        self._verify: str | bool = ca_certs or True
+
+    def fetch(self, request: FetchRequest) -> FetchResult:
+        target = parse_target(request.url)
+        if target is None:
+            return self._unsent(request, "invalid_url")
+        headers = self._headers_for(request)
+        if headers is None:
+            return self._unsent(request, "invalid_request")
+        begun = time.monotonic()
+        addresses = self._addresses(target)
+        if not addresses:
+            return self._unsent(request, "dns_error")
+        # SSRF: one private answer is enough to refuse; we then connect only to what was
+        # checked here, so a second (rebinding) DNS answer can never be used.
+        if not self._allow_private and not all(is_public_address(a) for a in addresses):
+            return self._unsent(request, "private_address")
+        try:
+            prepared = requests.Request("GET", request.url, headers=headers).prepare()
+        except (requests.RequestException, ValueError):
+            return self._unsent(request, "invalid_url")
+        deadline = begun + self._total
+        if time.monotonic() >= deadline:
+            return self._unsent(request, "deadline")
+        connector = _Connector(addresses, deadline)
+        pool_cls = _PinnedHTTPSPool if target.scheme == "https" else _PinnedHTTPPool
+        adapter: _OnePoolAdapter | None = None
+        response: requests.Response | None = None
+        t_start = self._clock.now()
+        try:
+            adapter = _OnePoolAdapter(pool_cls(target.host, port=target.port, heed_connector=connector))
+            response = adapter.send(
+                prepared, stream=True, timeout=self._timeouts, verify=self._verify, proxies={}
+            )
+            status, raw_headers = response.status_code, _raw_headers(response.raw)
+            raw = response.raw
+            body = read_capped(
+                lambda n: raw.read1(n, decode_content=False), content_codings(raw_headers), request.max_bytes
+            )
+        except (requests.RequestException, urllib3.exceptions.HTTPError, http.client.HTTPException,
+                OSError, ValueError) as exc:
+            status, raw_headers, body = None, (), CappedBody(b"", _error_code(exc, connector))
+        finally:
+            fired = connector.finish()
+            if response is not None:
+                response.close()
+            if adapter is not None:
+                adapter.close()
+        t_end = self._clock.now()
+        if fired and body.error != "too_large":
+            status, raw_headers, body = None, (), CappedBody(b"", "deadline")
+        return FetchResult(
+            url=request.url, status=status, headers=raw_headers, body=body.data,
+            t_start=t_start, t_end=t_end, error=body.error, sent=connector.attempted,
+            truncated=body.truncated, ip=connector.ip,
+        )
+
+    def _headers_for(self, request: FetchRequest) -> dict[str, str] | None:
+        headers = {"User-Agent": self._user_agent, "Accept-Encoding": "gzip, deflate", "Accept": "*/*"}
+        for name, value in request.headers.items():
+            if name.lower() in _OURS or not _valid_header(name, value):
+                return None  # a caller bug (or a smuggled Cookie): refuse loudly, send nothing
+            for ours in [k for k in headers if k.lower() == name.lower()]:
+                del headers[ours]  # e.g. an Accept of its own replaces our */*
+            headers[name] = value
+        return headers
+
+    def _addresses(self, target: Target) -> list[str]:
+        if target.is_ip:
+            return [target.host]
+        try:
+            return [str(a) for a in self._resolve(target.host, target.port)]
+        except (OSError, UnicodeError, ValueError):
+            return []
+
+    def _unsent(self, request: FetchRequest, error: str) -> FetchResult:
+        now = self._clock.now()
+        return FetchResult(url=request.url, status=None, t_start=now, t_end=now, error=error, sent=False)
+
+
+def _valid_header(name: str, value: str) -> bool:
+    if not isinstance(name, str) or not isinstance(value, str) or not _TOKEN.match(name):
+        return False
+    return not _BAD_VALUE.search(value) and value == value.strip() and _latin1(value)
+
+
+def _latin1(value: str) -> bool:
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _error_code(exc: BaseException, connector: _Connector) -> str:
+    if isinstance(exc, requests.exceptions.SSLError | urllib3.exceptions.SSLError | ssl.SSLError):
+        return "tls_error"
+    if connector.ip is None:  # no TCP connection was made
+        return connector.failure or "connect_error"
+    if isinstance(exc, requests.Timeout | urllib3.exceptions.TimeoutError | TimeoutError):
+        return "timeout"
+    return "connection_reset"
+
+
+def _raw_headers(raw: Any) -> tuple[tuple[str, str], ...]:
+    # http.client's message keeps wire order and repeats (two X-Robots-Tag lines stay two:
+    # SUBSIDIE-09); urllib3's HTTPHeaderDict would group them by name.
+    message = getattr(getattr(raw, "_original_response", None), "msg", None)
+    items = message.items() if message is not None else raw.headers.items()
+    return tuple((str(k), str(v)) for k, v in items)
+
+
+class _Connector:
+    """One fetch's sockets: opened only to the checked addresses, cut at the total deadline
+    (a server dripping a byte a second never trips a per-read timeout)."""
+
+    def __init__(self, addresses: list[str], deadline: float) -> None:
+        self._addresses = addresses
+        self._deadline = deadline
+        self._lock = threading.Lock()
+        self._twins: list[socket.socket] = []
+        self._done = self.fired = self.attempted = False
+        self.ip: str | None = None
+        self.failure: str | None = None
+        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def open(self, conn: HTTPConnection, port: int, timeout: Any) -> socket.socket:
+        for ip in self._addresses:
+            remaining = self._deadline - time.monotonic()
+            if self.fired or remaining <= 0:
+                break
+            limit = min(timeout, remaining) if isinstance(timeout, int | float) else remaining
+            self.attempted = True
+            sock = None
+            try:
+                family, kind, proto, _, sockaddr = socket.getaddrinfo(
+                    ip, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST
+                )[0]
+                sock = socket.socket(family, kind, proto)
+                sock.settimeout(limit)
+                sock.connect(sockaddr)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError as exc:
+                if sock is not None:
+                    sock.close()
+                self.failure = "timeout" if isinstance(exc, TimeoutError) else "connect_error"
+                continue
+            with self._lock:
+                if not self.fired:
+                    # A duplicate descriptor outlives TLS wrapping, so the deadline can shut
+                    # the connection down whatever phase it is in.
+                    self._twins.append(sock.dup())
+                    self.ip = ip
+                    return sock
+            sock.close()
+            break
+        if self.fired or self._deadline <= time.monotonic():
+            self.failure = "deadline"
+            raise ConnectTimeoutError(conn, "total deadline reached before connecting")
+        raise NewConnectionError(conn, f"could not connect to any of {self._addresses}")
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.fired = True
+            for twin in self._twins:
+                try:
+                    twin.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def finish(self) -> bool:
+        """Stop the watchdog; True when the deadline was hit first."""
+        self._timer.cancel()
+        with self._lock:
+            self._done = True
+            for twin in self._twins:
+                twin.close()
+            self._twins.clear()
+            return self.fired
+
+
+class _PinnedHTTPConnection(HTTPConnection):
+    def __init__(self, *args: Any, heed_connector: _Connector, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._heed_connector = heed_connector
+
+    def _new_conn(self) -> socket.socket:
+        return self._heed_connector.open(self, self.port, self.timeout)
+
+
+class _PinnedHTTPSConnection(HTTPSConnection):
+    # Host header, SNI and certificate check all use self.host, the original hostname.
+    def __init__(self, *args: Any, heed_connector: _Connector, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._heed_connector = heed_connector
+
+    def _new_conn(self) -> socket.socket:
+        return self._heed_connector.open(self, self.port, self.timeout)
+
+
+class _PinnedHTTPPool(HTTPConnectionPool):
+    ConnectionCls = _PinnedHTTPConnection
+
+
+class _PinnedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _PinnedHTTPSConnection
+
+
+class _OnePoolAdapter(HTTPAdapter):
+    """requests' adapter with every request going through one pinned pool. Used without a
+    Session: no cookie jar, no proxy from the environment, and no redirect bookkeeping
+    (Session.send reads a 3xx body in full, past any size cap)."""
+
+    def __init__(self, pool: HTTPConnectionPool) -> None:
+        super().__init__(pool_connections=1, pool_maxsize=1)
+        self._pool = pool
+
+    def get_connection_with_tls_context(self, *args: Any, **kwargs: Any) -> HTTPConnectionPool:
+        return self._pool
+
+    def close(self) -> None:
+        super().close()
+        self._pool.close()

@@ -1,0 +1,345 @@
+"""One host's turn: which of its pending URLs may be fetched now, fetch at most one, record why.
+
+The fetcher handler calls ``Crawler.host_turn(host)`` for each SQS token (MessageGroupId =
+host). A turn never sleeps: when the host is not ready it answers "defer for N seconds" and the
+handler hides the token for that long (COMMON-05, AUBE-09; billed time is network time)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from heed_core import politeness
+from heed_core.extract.challenge import is_challenge
+from heed_core.ports import Clock, FetchRequest, FetchResult, Transport
+from heed_core.profile import Profile
+from heed_core.responses import REDIRECT_STATUSES, classify
+from heed_core.robots import effective_delay
+from heed_core.robots_policy import RobotsCacheError, RobotsFetchPolicy, RobotsOutcome, robots_from_response
+from heed_core.store import Journal, Results, Store
+from heed_core.tasks import TaskContext, TaskOutput, handle_failure, handle_success
+from heed_core.urls import BadUrl, absolute, authority
+from heed_core.work import UrlRecord, WorkItem
+
+_MAX_NO_REQUEST_STEPS = 500  # skips handled in one turn before yielding the token back
+_ERROR_CACHE_S = 600.0  # a robots.txt 5xx/unreachable outcome is retried after 10 minutes
+# Work spaced by the round spacing (WANNADO-05): the pages a round is about, not robots/sitemaps.
+_SPACED_PURPOSES = frozenset({"agenda", "subsidy", "page", "article"})
+
+
+def iso(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class TurnResult:
+    action: str  # "ack": the token is done | "defer": hide it for ``delay_s``
+    delay_s: float = 0.0
+    more: bool = False  # ack and send a new token: the host has more work
+    requests: int = 0
+    wake: set[str] = field(default_factory=set)  # other hosts that got new work
+    why: str = ""
+
+
+class Crawler:
+    def __init__(
+        self,
+        profile: Profile,
+        store: Store,
+        transport: Transport,
+        journal: Journal,
+        results: Results,
+        clock: Clock,
+        *,
+        render: Callable[[str, int], FetchResult] | None = None,
+        extractor: Any = None,
+    ) -> None:
+        self.p = profile
+        self.store = store
+        self.transport = transport
+        self.journal = journal
+        self.results = results
+        self.clock = clock
+        self.render = render
+        self.extractor = extractor
+        self.robots_policy = RobotsFetchPolicy.from_mapping(profile.get("robots"))
+        self.token = profile.robots_token
+        self.lease_s = float(profile.get("fetch.total_deadline_s")) + 30.0
+
+    # --- the turn -------------------------------------------------------------------------
+    def host_turn(self, host: str) -> TurnResult:
+        wake: set[str] = set()
+        for _ in range(_MAX_NO_REQUEST_STEPS):
+            now = self.clock.now()
+            items = self.store.pending_work(host)
+            if not items:
+                return TurnResult("ack", wake=wake, why="no_work")
+            ready = [i for i in items if i.not_before <= now]
+            if not ready:
+                wait = min(i.not_before for i in items) - now
+                return TurnResult("defer", delay_s=wait, wake=wake, why="not_before")
+            item = ready[0]
+            step = self._step(host, item, now, wake)
+            if step is not None:
+                step.wake |= wake
+                return step
+        return TurnResult("defer", delay_s=0.0, more=True, wake=wake, why="yield")
+
+    def _step(self, host: str, item: WorkItem, now: float, wake: set[str]) -> TurnResult | None:
+        """None: the item was settled without a request (go on with the next one)."""
+        reason = self._refusal(host, item, now)
+        if reason is not None:
+            self._skip_item(item, *reason)
+            return None
+        robots = self._robots(host, now, item.source_id)
+        if isinstance(robots, TurnResult):
+            return robots
+        if robots.error in ("private_address", "invalid_url"):
+            # Safety first: the host's address was refused before any byte left.
+            self._skip_item(item, robots.error, "refused before connecting (use --allow-private for local runs)")
+            return None
+        if robots.kind == "skip_host":
+            # SUBSIDIE-11: a 5xx on robots.txt skips the host for this round.
+            self.store.skip_host_round(host, item.round_id)
+            self._skip_item(item, "robots_unavailable", f"robots.txt {robots.status or robots.error}: host skipped this round")
+            return None
+        verdict = robots.robots.verdict(item.url, self.token)  # type: ignore[union-attr]
+        if not verdict.allowed:
+            code = "robots_disallowed" if robots.kind == "parsed" else "robots_unavailable"
+            detail = verdict.rule or ""
+            if verdict.line:
+                detail = f"{detail} (line {verdict.line}, group {verdict.group})"
+            self._skip_item(item, code, detail)
+            return None
+        if item.purpose == "article" and self.p.task("feed").get("article_followup", {}).get("respect_tdmrep"):
+            tdm = self._tdmrep(host, now, item.source_id)
+            if isinstance(tdm, TurnResult):
+                return tdm
+        delay = effective_delay(float(self.p.get("politeness.min_delay_s")), verdict.crawl_delay,
+                                float(self.p.get("politeness.crawl_delay_cap_s")))
+        return self._fetch_item(host, item, now, delay, wake)
+
+    def _refusal(self, host: str, item: WorkItem, now: float) -> tuple[str, str] | None:
+        blocked = self.store.blocked(host)
+        if blocked:
+            return ("blocked_by_operator", blocked)  # COMMON-08
+        source = self.store.get_source(item.source_id)
+        if source is not None and source.closed:
+            return ("source_closed", source.closed_reason or "")  # PRAHA-07
+        state = self.store.get_host(host)
+        if state.stopped_until > now:
+            return ("host_stopped", f"{state.stop_reason} until {iso(state.stopped_until)}")
+        if state.skip_round == item.round_id:
+            return ("robots_unavailable", "host skipped this round (robots.txt server error)")
+        seen = self.store.get_url(item.url)
+        if seen is not None and seen.last_work_id == item.work_id:
+            return ("duplicate_delivery", "this work item was already done")  # at-least-once -> once
+        return None
+
+    # --- robots.txt (COMMON-02) and tdmrep.json (PRAHA-03) ---------------------------------
+    def _robots(self, host: str, now: float, source: str) -> RobotsOutcome | TurnResult:
+        cached = self.store.get_cached("robots", host, now)
+        if cached is not None:
+            try:
+                return RobotsOutcome.from_dict(cached, self.robots_policy)
+            except RobotsCacheError:
+                pass
+        gate = self._gate(host, now)
+        if gate is not None:
+            return gate
+        url = host + "/robots.txt"
+        result = None
+        try:
+            for _ in range(int(self.p.get("robots.max_redirects")) + 1):
+                result = self._get(url, "robots", source=source, max_bytes=int(self.p.get("robots.max_bytes")))
+                if result.status in REDIRECT_STATUSES and result.header("Location"):
+                    nxt = absolute(url, result.header("Location") or "")
+                    if nxt is None:
+                        break
+                    url = nxt
+                    continue
+                break
+        finally:
+            t_end = result.t_end if result is not None else self.clock.now()
+            self.store.release_host(host, next_allowed=politeness.next_allowed_after(
+                t_end, float(self.p.get("politeness.min_delay_s"))), t_end=t_end)
+        assert result is not None
+        outcome = robots_from_response(result.status, result.error, result.body, self.robots_policy)
+        ttl = float(self.p.get("robots.cache_ttl_s"))
+        if outcome.reason in ("robots_server_error", "robots_unreachable"):
+            ttl = min(ttl, _ERROR_CACHE_S)
+        self.store.put_cached("robots", host, outcome.to_dict(), expires_at=t_end + ttl)
+        if outcome.kind == "parsed" and outcome.robots is not None:
+            # The Crawl-delay now known may lengthen the gap after this very request.
+            delay = effective_delay(float(self.p.get("politeness.min_delay_s")),
+                                    outcome.robots.crawl_delay(self.token),
+                                    float(self.p.get("politeness.crawl_delay_cap_s")))
+            self.store.release_host(host, next_allowed=t_end + delay, t_end=t_end)
+        return TurnResult("defer", delay_s=max(0.0, self.store.get_host(host).next_allowed - self.clock.now()),
+                          requests=1, why="robots_fetched")
+
+    def _tdmrep(self, host: str, now: float, source: str) -> dict[str, Any] | TurnResult:
+        cached = self.store.get_cached("tdmrep", host, now)
+        if cached is not None:
+            return cached
+        gate = self._gate(host, now)
+        if gate is not None:
+            return gate
+        result = self._get(host + "/.well-known/tdmrep.json", "tdmrep", source=source,
+                           max_bytes=self.p.max_bytes("tdmrep"))
+        delay = float(self.p.get("politeness.min_delay_s"))
+        self.store.release_host(host, next_allowed=result.t_end + delay, t_end=result.t_end)
+        body = result.body if result.status == 200 else b""
+        data = {"status": result.status, "body": body.decode("utf-8", "replace")}
+        self.store.put_cached("tdmrep", host, data, expires_at=result.t_end + float(self.p.get("robots.cache_ttl_s")))
+        return TurnResult("defer", delay_s=delay, requests=1, why="tdmrep_fetched")
+
+    # --- pacing -----------------------------------------------------------------------------
+    def _gate(self, host: str, now: float) -> TurnResult | None:
+        """None when a request may start now (and the host lease is ours)."""
+        decision = politeness.decide(self.store.get_host(host), now)
+        if isinstance(decision, politeness.Wait):
+            return TurnResult("defer", delay_s=decision.until - now, why=decision.why)
+        if isinstance(decision, politeness.Stopped):
+            return TurnResult("defer", delay_s=0.0, more=True, why="stopped")
+        if not self.store.acquire_host(host, now, self.lease_s):
+            return TurnResult("defer", delay_s=1.0, why="lease_taken")  # COMMON-05: someone else is on it
+        return None
+
+    def _fetch_item(self, host: str, item: WorkItem, now: float, delay: float, wake: set[str]) -> TurnResult:
+        gate = self._gate(host, now)
+        if gate is not None:
+            return gate
+        headers: dict[str, str] = {}
+        seen = self.store.get_url(item.url)
+        if self.p.get("conditional_requests") and seen is not None:
+            # AUBE-02 / WANNADO-07: an unchanged page costs the site a 304.
+            if seen.etag:
+                headers["If-None-Match"] = seen.etag
+            if seen.last_modified:
+                headers["If-Modified-Since"] = seen.last_modified
+        max_bytes = self.p.max_bytes(item.purpose)
+        try:
+            if item.ctx.get("render") and self.render is not None:
+                result = self.render(item.url, max_bytes)  # WANNADO-09: the render service asks the origin
+                self._record_request(result, item.purpose, item.source_id)
+            else:
+                result = self._get(item.url, item.purpose, source=item.source_id, max_bytes=max_bytes, headers=headers)
+        finally:
+            t_end = self.clock.now()
+        if item.task == "agenda" or item.purpose in _SPACED_PURPOSES:
+            spacing = float(self.p.get("politeness.round_spacing_s"))
+            jitter = float(self.p.get("politeness.round_spacing_jitter_s", 0) or 0)
+            if item.purpose in _SPACED_PURPOSES and spacing > 0:
+                delay = politeness.spaced_delay(delay, spacing, jitter, item.work_id)
+        self.store.release_host(host, next_allowed=politeness.next_allowed_after(result.t_end or t_end, delay),
+                                t_end=result.t_end or t_end)
+        self._settle(item, result, seen, wake)
+        more = bool(self.store.pending_work(host, limit=1))
+        return TurnResult("ack", more=more, requests=1, wake=set(wake), why="fetched")
+
+    # --- after the response -------------------------------------------------------------------
+    def _settle(self, item: WorkItem, result: FetchResult, seen: UrlRecord | None, wake: set[str]) -> None:
+        now = self.clock.now()
+        challenge = is_challenge(result.status, result.headers, result.body)
+        outcome = classify(result, responses=self.p.get("responses"), retries_used_today=item.attempts,
+                           now=now, challenge=challenge)
+        host = item.host
+        ctx = TaskContext(profile=self.p, store=self.store, results=self.results, now=now,
+                          extractor=self.extractor)
+        out: TaskOutput
+        if outcome.action == "ok":
+            out = handle_success(item, result, ctx)
+        elif outcome.action == "not_modified":
+            out = TaskOutput(skips=[(item.url, "not_modified", "304: unchanged since the last read")])
+        elif outcome.action == "redirect":
+            out = self._redirect(item, outcome.location or "")
+        elif outcome.action == "retry":
+            self.store.update_work(replace(item, attempts=item.attempts + 1, not_before=outcome.retry_at or now))
+            self.store.put_url(self._url_record(item, result, seen, done=False))
+            return
+        else:
+            if outcome.action in ("stop_host", "close_source"):
+                self.store.stop_host(host, outcome.until or now, outcome.reason)
+            if outcome.action == "close_source":
+                self.store.update_source(item.source_id, closed=True, closed_reason=f"{outcome.reason}: {outcome.detail}")
+                self.results.emit("source.closed", {"bot": self.p.name, "kind": "source_closed",
+                                                     "source": item.source_id, "url": item.url,
+                                                     "reason": outcome.reason, "detail": outcome.detail})
+            code = {"stop_host": "host_stopped", "close_source": "source_closed"}.get(outcome.action, outcome.reason)
+            out = handle_failure(item, result, ctx, code, outcome.detail or outcome.reason)
+        for url, code, detail in out.skips:
+            self._journal_skip(url, code, detail, item)
+        for seq, follow in enumerate(out.followups):
+            follow = replace(follow, seq=seq)
+            try:
+                if self.store.add_work(follow) and follow.host != host:
+                    wake.add(follow.host)
+            except BadUrl:
+                self._journal_skip(follow.url, "bad_url", "not an http(s) URL", item)
+        self.store.put_url(self._url_record(item, result, seen, done=True, **out.url_fields))
+        if out.source_fields:
+            self.store.update_source(item.source_id, **out.source_fields)
+        self.store.complete_work(item)
+
+    def _redirect(self, item: WorkItem, location: str) -> TaskOutput:
+        """COMMON-06 / SPRING-07: a redirect is a new work item, robots-checked and paced."""
+        target = absolute(item.url, location)
+        if target is None:
+            return TaskOutput(skips=[(item.url, "bad_redirect", location[:200])])
+        if item.hop + 1 > int(self.p.get("redirects.max_hops")):
+            return TaskOutput(skips=[(target, "too_many_redirects", f"after {item.hop} hops")])
+        ctx = dict(item.ctx)
+        ctx.setdefault("first_url", item.url)
+        nxt = replace(item, url=target, hop=item.hop + 1, not_before=0.0, attempts=0, ctx=ctx)
+        return TaskOutput(followups=[nxt])
+
+    def _url_record(self, item: WorkItem, result: FetchResult, seen: UrlRecord | None, *, done: bool,
+                    **fields: Any) -> UrlRecord:
+        base = seen or UrlRecord(url=item.url)
+        etag, modified = base.etag, base.last_modified
+        if result.status is not None and 200 <= result.status < 300:
+            etag, modified = result.header("ETag"), result.header("Last-Modified")
+        return replace(base, etag=etag, last_modified=modified, last_fetched=result.t_end,
+                       last_status=result.status, last_work_id=item.work_id if done else base.last_work_id,
+                       **fields)
+
+    # --- journal ------------------------------------------------------------------------------
+    def _get(self, url: str, purpose: str, *, source: str, max_bytes: int,
+             headers: dict[str, str] | None = None) -> FetchResult:
+        result = self.transport.fetch(FetchRequest(url=url, purpose=purpose, max_bytes=max_bytes,
+                                                   headers=headers or {}))
+        self._record_request(result, purpose, source)
+        return result
+
+    def _record_request(self, result: FetchResult, purpose: str, source: str) -> None:
+        if not result.sent:
+            # Refused before any byte left (e.g. private_address): a skip, not a request.
+            self.journal.skip({"bot": self.p.name, "url": result.url, "reason": result.error or "refused",
+                               "detail": "refused before connecting", "purpose": purpose, "source": source,
+                               "t": iso(result.t_end or self.clock.now())})
+            return
+        rec: dict[str, Any] = {"bot": self.p.name, "t_start": iso(result.t_start), "t_end": iso(result.t_end),
+                               "method": "GET", "url": result.url, "purpose": purpose,
+                               "bytes": len(result.body), "source": source}
+        if result.status is not None:
+            rec["status"] = result.status
+        if result.error:
+            rec["error"] = result.error
+        self.journal.request(rec)
+
+    def _journal_skip(self, url: str, reason: str, detail: str, item: WorkItem) -> None:
+        self.journal.skip({"bot": self.p.name, "url": url, "reason": reason, "detail": detail,
+                           "purpose": item.purpose, "source": item.source_id, "round": item.round_id,
+                           "t": iso(self.clock.now())})
+
+    def _skip_item(self, item: WorkItem, reason: str, detail: str) -> None:
+        self._journal_skip(item.url, reason, detail, item)
+        self.store.complete_work(item)
+
+
+def authority_of(url: str) -> str | None:
+    try:
+        return authority(url)
+    except BadUrl:
+        return None

@@ -1,0 +1,67 @@
+"""Per-host pacing: may a request to this host start now, and if not, when (COMMON-05)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class HostState:
+    """What the store knows about one host (authority)."""
+
+    next_allowed: float = 0.0  # earliest start of the next request (end of last + delay)
+    in_flight_until: float = 0.0  # a lease: a request is (or may be) in flight until then
+    stopped_until: float = 0.0  # SPRING-05 / PRAHA-07: no request before then
+    stop_reason: str | None = None
+    skip_round: str | None = None  # SUBSIDIE-11: robots 5xx -> skip this host for this round
+    last_end: float = 0.0
+
+
+@dataclass(frozen=True)
+class Go:
+    pass
+
+
+@dataclass(frozen=True)
+class Wait:
+    until: float
+    why: str  # "gap" | "in_flight" | "round_spacing"
+
+
+@dataclass(frozen=True)
+class Stopped:
+    until: float
+    reason: str
+
+
+Decision = Go | Wait | Stopped
+
+
+def decide(state: HostState, now: float) -> Decision:
+    """Never two requests in flight to one host; the next starts no earlier than
+    ``next_allowed`` (which the previous request set to its end plus the delay)."""
+    if state.stopped_until > now:
+        return Stopped(state.stopped_until, state.stop_reason or "host_stopped")
+    if state.in_flight_until > now:
+        return Wait(state.in_flight_until, "in_flight")
+    if state.next_allowed > now:
+        return Wait(state.next_allowed, "gap")
+    return Go()
+
+
+def next_allowed_after(t_end: float, delay_s: float) -> float:
+    """AUBE-09: the gap is counted from the end of one request to the start of the next."""
+    return t_end + delay_s
+
+
+def spaced_delay(base_delay_s: float, spacing_s: float, jitter_s: float, seed: str) -> float:
+    """WANNADO-05: inside a scheduled round, pages of one site are spaced by the round spacing
+    (6-7 minutes); the jitter is derived from ``seed`` so a rerun is reproducible."""
+    if spacing_s <= 0:
+        return base_delay_s
+    frac = (int.from_bytes(seed.encode("utf-8")[-4:].rjust(4, b"\0"), "big") % 1000) / 1000.0
+    return max(base_delay_s, spacing_s + jitter_s * frac)
+
+
+def end_of_day(now: float) -> float:
+    """SPRING-05 'that day': midnight UTC after ``now``."""
+    return (int(now) // 86400 + 1) * 86400.0

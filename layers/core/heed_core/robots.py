@@ -1,0 +1,313 @@
+"""robots.txt per RFC 9309: which group binds a crawler token, and whether it may fetch a URL."""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+__all__ = [
+    "MAX_ROBOTS_BYTES",
+    "RobotsTxt",
+    "Verdict",
+    "check_command",
+    "effective_delay",
+    "explain",
+    "parse_robots",
+    "path_to_match",
+    "product_token",
+]
+
+# RFC 9309 2.5: crawlers must parse at least the first 500 KiB; we parse exactly that.
+MAX_ROBOTS_BYTES = 500 * 1024
+_BOM = b"\xef\xbb\xbf"
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# RFC 9309 2.2.1 allows letters, "_" and "-"; digits are kept too because real tokens carry them.
+_TOKEN = re.compile(r"[A-Za-z0-9_-]*")
+_DIRECTIVES = {
+    "user-agent": "user-agent", "useragent": "user-agent", "user agent": "user-agent",
+    "allow": "allow",
+    # Misspellings of Disallow are read as Disallow: the owner's intent is plain, and the
+    # stricter reading wins (PROMISES.md preface). Allow gets no such generosity.
+    "disallow": "disallow", "dissallow": "disallow", "dissalow": "disallow",
+    "disalow": "disallow", "diasllow": "disallow", "disallaw": "disallow",
+    "crawl-delay": "crawl-delay", "crawl delay": "crawl-delay", "crawldelay": "crawl-delay",
+    "sitemap": "sitemap", "site-map": "sitemap",
+}
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=]*")
+_TO_FIX = re.compile(r"%([0-9A-Fa-f]{2})|%|[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]")
+_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?]*")
+_DELAY = re.compile(r"\+?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer for one URL, with the evidence a site owner can check in their file."""
+
+    allowed: bool
+    group: str | None
+    rule: str | None
+    line: int | None
+    crawl_delay: float | None
+
+
+@dataclass(frozen=True)
+class _Rule:
+    allow: bool
+    pattern: str  # as written, for explanations
+    line: int
+    norm: str  # normalised, "$" anchor removed
+    anchored: bool
+
+    @property
+    def specificity(self) -> int:
+        # RFC 9309 2.2.2: the most specific match is the one with the most octets.
+        return len(self.norm) + self.anchored
+
+    def text(self) -> str:
+        return f"{'Allow' if self.allow else 'Disallow'}: {self.pattern}"
+
+    def matches(self, path: str) -> bool:
+        if "*" not in self.norm:
+            return path == self.norm if self.anchored else path.startswith(self.norm)
+        first, *middle, last = self.norm.split("*")
+        if not path.startswith(first):
+            return False
+        pos = len(first)
+        # Leftmost placement of each literal piece is optimal for "*"-only patterns,
+        # so this never backtracks (stress files carry long wildcard rules).
+        for part in middle:
+            found = path.find(part, pos)
+            if found < 0:
+                return False
+            pos = found + len(part)
+        if self.anchored:
+            return len(path) - len(last) >= pos and path.endswith(last)
+        return path.find(last, pos) >= 0
+
+
+@dataclass(frozen=True)
+class _Group:
+    name: str
+    rules: tuple[_Rule, ...]  # most specific first, Allow before Disallow, then by line
+    crawl_delay: float | None
+
+
+@dataclass(frozen=True)
+class RobotsTxt:
+    """A parsed robots.txt, or a fixed answer chosen by the status policy."""
+
+    groups: Mapping[str, _Group] = field(default_factory=dict, hash=False, repr=False)
+    sitemaps: tuple[str, ...] = ()
+    truncated: bool = False
+    fixed: tuple[bool, str] | None = None  # (allowed, reason) for allow_all / disallow_all
+
+    @classmethod
+    def allow_all(cls, reason: str = "(allow all)") -> RobotsTxt:
+        return cls(fixed=(True, reason))
+
+    @classmethod
+    def disallow_all(cls, reason: str = "(deny all)") -> RobotsTxt:
+        return cls(fixed=(False, reason))
+
+    def group_for(self, token: str) -> _Group | None:
+        """COMMON-03 / WANNADO-04: the group naming the product token, else `*`, else none."""
+        name = product_token(token).lower()
+        return self.groups.get(name) if name in self.groups else self.groups.get("*")
+
+    def crawl_delay(self, token: str) -> float | None:
+        group = self.group_for(token)
+        return None if self.fixed is not None or group is None else group.crawl_delay
+
+    def verdict(self, url: str, token: str) -> Verdict:
+        if self.fixed is not None:
+            return Verdict(self.fixed[0], None, self.fixed[1], None, None)
+        group = self.group_for(token)
+        name, delay = (group.name, group.crawl_delay) if group else (None, None)
+        path = path_to_match(url)
+        if path.partition("?")[0] == "/robots.txt":
+            # RFC 9309 2.2.2: /robots.txt itself is implicitly allowed.
+            return Verdict(True, name, "(/robots.txt is always allowed)", None, delay)
+        for rule in group.rules if group else ():
+            if rule.matches(path):
+                return Verdict(rule.allow, name, rule.text(), rule.line, delay)
+        return Verdict(True, name, None, None, delay)
+
+
+def product_token(agent: str) -> str:
+    """`SpringStudioBot/1.0 (+https://...)` -> `SpringStudioBot`; `Foo Bar` -> `Foo`."""
+    match = _TOKEN.match(agent.strip())
+    return match.group(0) if match else ""
+
+
+def _normalise(text: str) -> str:
+    """RFC 9309 2.2.2: one spelling per path. Escapes of unreserved characters are decoded,
+    other escapes upper-cased, non-ASCII and unsafe characters percent-encoded as UTF-8."""
+    if _PLAIN.fullmatch(text):
+        return text
+
+    def fix(m: re.Match[str]) -> str:
+        if m.group(1):
+            char = chr(int(m.group(1), 16))
+            return char if char in _UNRESERVED else "%" + m.group(1).upper()
+        if m.group(0) == "%":
+            return "%25"
+        return "".join(f"%{b:02X}" for b in m.group(0).encode("utf-8", "surrogatepass"))
+
+    return _TO_FIX.sub(fix, text)
+
+
+def path_to_match(url: str) -> str:
+    """The normalised path and query of a URL (or of a bare path); scheme, host and
+    fragment never take part in matching."""
+    url = url.partition("#")[0]
+    absolute = _ABSOLUTE.match(url)
+    rest = url[absolute.end():] if absolute else url
+    return _normalise(rest if rest.startswith("/") else "/" + rest)
+
+
+def _make_rule(allow: bool, value: str, line: int) -> _Rule:
+    anchored = value.endswith("$")
+    core = value[:-1] if anchored else value
+    if not core.startswith(("/", "*")):
+        # A rule written as a full URL or without its leading slash: read it as the path the
+        # owner meant rather than as a pattern that can never match (stricter reading).
+        absolute = _ABSOLUTE.match(core)
+        core = core[absolute.end():] if absolute else core
+        core = core if core.startswith("/") else "/" + core
+    norm = re.sub(r"\*+", "*", _normalise(core))
+    return _Rule(allow, value, line, norm, anchored)
+
+
+def _parse_delay(value: str) -> float | None:
+    """Crawl-delay seconds; garbage, negative and NaN are ignored, huge values kept (capped later)."""
+    if not _DELAY.fullmatch(value):
+        return None
+    return min(float(value), sys.float_info.max)
+
+
+def _directive(line: str) -> tuple[str, str] | None:
+    text = line.partition("#")[0].strip()
+    if not text:
+        return None
+    key, colon, value = text.partition(":")
+    if colon and (name := _DIRECTIVES.get(" ".join(key.split()).lower())):
+        return name, value.strip()
+    # A missing colon ("disallow /") is a common mistake whose meaning is plain.
+    words = text.split(maxsplit=2)
+    if len(words) >= 2 and (name := _DIRECTIVES.get(f"{words[0]} {words[1]}".lower())):
+        return name, words[2] if len(words) == 3 else ""
+    if (name := _DIRECTIVES.get(words[0].lower())) and len(words) >= 2:
+        return name, text[len(words[0]):].strip()
+    return None
+
+
+def _agent_key(value: str) -> str:
+    if value == "*" or value.startswith(("* ", "*\t")):
+        return "*"
+    return product_token(value).lower()
+
+
+def parse_robots(body: bytes, *, max_bytes: int = MAX_ROBOTS_BYTES) -> RobotsTxt:
+    """Parse a robots.txt body. Never raises: unreadable lines are skipped."""
+    truncated = False
+    if len(body) >= max_bytes:
+        # RFC 9309 2.5. A line cut in half could turn "Allow: /a/b" into "Allow: /a", so a
+        # partial last line is dropped. A body of exactly max_bytes may already be a
+        # transport's cut, so it gets the same treatment.
+        head = body[:max_bytes]
+        whole = head.endswith((b"\n", b"\r")) or body[max_bytes:max_bytes + 1] in (b"\n", b"\r")
+        if not whole:
+            head = head[: max(head.rfind(b"\n"), head.rfind(b"\r")) + 1]
+        truncated, body = len(body) > max_bytes or not whole, head
+    for bom in (_BOM, _BOM[:2], _BOM[:1]):  # a BOM, or what is left of a damaged one
+        if body.startswith(bom):
+            body = body[len(bom):]
+            break
+    text = body.decode("utf-8", "replace")
+
+    rules: dict[str, list[_Rule]] = {}
+    delays: dict[str, list[float]] = {}
+    sitemaps: dict[str, None] = {}  # ordered, without repeats
+    agents: list[str] = []  # the group being built
+    in_members = False  # a member line was seen since the last user-agent line
+    for number, line in enumerate(_LINE_BREAK.split(text), start=1):
+        parsed = _directive(line)
+        if parsed is None:
+            continue
+        name, value = parsed
+        if name == "sitemap":
+            if value:
+                sitemaps.setdefault(value)
+        elif name == "user-agent":
+            if in_members:  # RFC 9309 2.1: a user-agent line after rules starts a new group
+                agents, in_members = [], False
+            key = _agent_key(value)
+            if key not in agents:
+                agents.append(key)
+            rules.setdefault(key, [])  # an empty group still binds its agent
+            delays.setdefault(key, [])
+        elif agents:  # members before any user-agent line belong to no group
+            in_members = True
+            if name == "crawl-delay":
+                delay = _parse_delay(value)
+                if delay is not None:
+                    for key in agents:
+                        delays[key].append(delay)
+            elif value:  # "Disallow:" with no path is no rule at all
+                rule = _make_rule(name == "allow", value, number)
+                for key in agents:
+                    rules[key].append(rule)
+
+    # RFC 9309 2.2.1: several groups for one agent are merged into one. Of several
+    # Crawl-delay values the largest is kept: the stricter reading wins.
+    groups = {
+        key: _Group(
+            key,
+            tuple(sorted(found, key=lambda r: (-r.specificity, not r.allow, r.line))),
+            max(delays[key], default=None),
+        )
+        for key, found in rules.items()
+        if key
+    }
+    return RobotsTxt(groups, tuple(sitemaps), truncated)
+
+
+def effective_delay(min_delay_s: float, crawl_delay: float | None, cap_s: float) -> float:
+    """COMMON-05: the bot's own gap, raised by Crawl-delay up to the bot's cap
+    (SPRING-08: 10 s / 60 s, SUBSIDIE-07: cap 30 s, AUBE-04/09: 1.5 s / 10 s)."""
+    if crawl_delay is None:
+        return min_delay_s
+    return max(min_delay_s, min(crawl_delay, cap_s))
+
+
+def explain(
+    robots: RobotsTxt, url: str, token: str, *, min_delay_s: float, cap_s: float
+) -> dict[str, Any]:
+    """The verdict as a JSON-able dict, with the gap that will actually be kept."""
+    v = robots.verdict(url, token)
+    return {
+        "allowed": v.allowed,
+        "group": v.group,
+        "rule": v.rule,
+        "line": v.line,
+        "crawl_delay": v.crawl_delay,
+        "effective_delay": effective_delay(min_delay_s, v.crawl_delay, cap_s),
+    }
+
+
+def check_command(robots_file: str, url: str, agent: str) -> tuple[dict[str, Any], int]:
+    """Backend of `heed robots check`: (JSON object, exit code 0 allowed / 1 disallowed / 2 error)."""
+    token = product_token(agent)
+    if not token:
+        return {"error": f"agent {agent!r} has no product token"}, 2
+    try:
+        with open(robots_file, "rb") as handle:
+            body = handle.read(MAX_ROBOTS_BYTES + 1)  # one byte more tells parse_robots to cut
+    except OSError as exc:
+        return {"error": f"cannot read {robots_file}: {exc.strerror or exc}"}, 2
+    v = parse_robots(body).verdict(url, token)
+    out = {"allowed": v.allowed, "group": v.group, "rule": v.rule, "line": v.line,
+           "crawl_delay": v.crawl_delay}
+    return out, 0 if v.allowed else 1

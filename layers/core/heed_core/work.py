@@ -1,0 +1,102 @@
+"""Work items (one URL to fetch for one source in one round) and the records kept about URLs."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from heed_core.urls import authority, short_hash
+
+PURPOSES = ("robots", "feed", "page", "sitemap", "article", "homepage", "icon", "agenda", "subsidy", "tdmrep")
+# The first request of each source kind.
+ENTRY_PURPOSE = {"feed": "feed", "page": "page", "sitemap": "sitemap", "site_check": "homepage",
+                 "subsidy": "sitemap", "agenda": "sitemap"}
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    url: str
+    purpose: str
+    task: str  # the source's kind: feed|page|sitemap|site_check|subsidy|agenda
+    source_id: str
+    source_url: str
+    round_id: str
+    round_start: float
+    depth: int = 0  # 0 = the source's entry; follow-ups are deeper (breadth first per host)
+    hop: int = 0  # redirects followed so far (COMMON-06)
+    seq: int = 0  # position among its siblings (feed order, sitemap order)
+    not_before: float = 0.0
+    attempts: int = 0  # retries used today (SPRING-06)
+    failures: int = 0  # real processing failures (not deferrals)
+    ctx: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def host(self) -> str:
+        return authority(self.url)
+
+    @property
+    def work_id(self) -> str:
+        return short_hash(self.round_id, self.source_id, self.purpose, self.url, str(self.hop))
+
+    @property
+    def order_key(self) -> str:
+        """Sorts a host's frontier: older rounds first, then shallower work (the entry page
+        before what it leads to), then a stable hash."""
+        return f"{int(self.round_start):011d}#{self.depth:03d}#{self.seq:06d}#{self.work_id}"
+
+    def follow(self, url: str, purpose: str, **changes: Any) -> "WorkItem":
+        """A follow-up of this item: same source and round, one level deeper."""
+        ctx = dict(self.ctx)
+        ctx.update(changes.pop("ctx", {}))
+        return replace(self, url=url, purpose=purpose, depth=self.depth + 1, hop=0, not_before=0.0,
+                       attempts=0, failures=0, ctx=ctx, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "url": self.url, "purpose": self.purpose, "task": self.task, "source_id": self.source_id,
+            "source_url": self.source_url, "round_id": self.round_id, "round_start": self.round_start,
+            "depth": self.depth, "hop": self.hop, "seq": self.seq, "not_before": self.not_before,
+            "attempts": self.attempts, "failures": self.failures, "ctx": dict(self.ctx),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "WorkItem":
+        return cls(
+            url=str(d["url"]), purpose=str(d["purpose"]), task=str(d["task"]),
+            source_id=str(d["source_id"]), source_url=str(d["source_url"]),
+            round_id=str(d["round_id"]), round_start=float(d["round_start"]),
+            depth=int(d.get("depth", 0)), hop=int(d.get("hop", 0)), seq=int(d.get("seq", 0)),
+            not_before=float(d.get("not_before", 0.0)), attempts=int(d.get("attempts", 0)),
+            failures=int(d.get("failures", 0)), ctx=dict(d.get("ctx") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class UrlRecord:
+    """What we remember of one URL: validators for conditional GET (AUBE-02, WANNADO-07),
+    when it was read (AUBE-03, SPRING-04) and the hash of its text (SUBSIDIE-04)."""
+
+    url: str
+    etag: str | None = None
+    last_modified: str | None = None
+    content_hash: str | None = None
+    last_fetched: float | None = None
+    title_fetched_at: float | None = None
+    last_status: int | None = None
+    last_work_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Source:
+    """A customer-added source (a feed, a listing page, a site, a municipality, a venue)."""
+
+    id: str
+    url: str
+    kind: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    closed: bool = False
+    closed_reason: str | None = None
+    last_read: float | None = None
+
+    @staticmethod
+    def make_id(url: str, kind: str) -> str:
+        return f"{kind}-{short_hash(url, kind, n=10)}"

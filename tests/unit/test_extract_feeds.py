@@ -1,0 +1,302 @@
+"""Feed parsing: AUBE-01 (at most 40 items), AUBE-03 (summary length), PRAHA-01 (official feeds), hostile input."""
+from __future__ import annotations
+
+import re
+import socket
+import time
+from dataclasses import fields
+from pathlib import Path
+
+import feedparser
+import pytest
+
+from heed_core.extract import feeds
+from heed_core.extract.feeds import FeedItem, html_to_text, parse_feed
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "feeds"
+ISO_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+AUBE_MAX_ITEMS = 40
+
+
+def load(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any attempt to open a socket fails the test."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a parser tried to use the network")
+
+    monkeypatch.setattr(socket, "socket", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(feedparser.http, "get", refuse)
+
+
+def rss_with_items(n: int) -> bytes:
+    items = "".join(
+        f"<item><title>Voce {i}</title><link>https://aube.example/n/{i}</link>"
+        f"<pubDate>Mon, 30 Nov 2026 09:{i % 60:02d}:00 +0000</pubDate></item>"
+        for i in range(n)
+    )
+    return f'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title>{items}</channel></rss>'.encode()
+
+
+# --- the real shapes -----------------------------------------------------------
+
+
+def test_aube_01_wordpress_rss2_items_in_feed_order_with_absolute_links(no_network: None) -> None:
+    # GIVEN a WordPress feed, one item with a site-relative link
+    # WHEN it is parsed
+    result = parse_feed(load("wordpress_rss2.xml"), base_url="https://bitesilicio.example/feed/", max_items=AUBE_MAX_ITEMS)
+    # THEN every item comes back in feed order, links absolute, dates in UTC
+    assert result.error is None
+    assert result.title == "Bit & Silicio"
+    assert result.total_items == 3
+    assert [i.title for i in result.items] == [
+        "Il nuovo compilatore arriva in beta",
+        "Breve: aggiornamento di sicurezza per i router domestici",
+        "Tre libri per capire le reti",
+    ]
+    assert [i.link for i in result.items] == [
+        "https://bitesilicio.example/2026/11/30/compilatore-beta/",
+        "https://bitesilicio.example/2026/11/29/breve-router/",
+        "https://bitesilicio.example/2026/11/28/libri-reti/",
+    ]
+    assert result.items[0].published == "2026-11-30T09:00:00Z"  # +0100 in the feed
+    assert result.items[0].guid == "https://bitesilicio.example/?p=4211"
+
+
+def test_aube_01_at_most_max_items_and_total_counts_all() -> None:
+    # GIVEN a feed with 55 items
+    body = rss_with_items(55)
+    # WHEN read with AubeBot's cap
+    result = parse_feed(body, base_url="https://aube.example/feed", max_items=AUBE_MAX_ITEMS)
+    # THEN only the first 40 are returned, in feed order, and the total is reported
+    assert len(result.items) == AUBE_MAX_ITEMS
+    assert result.total_items == 55
+    assert [i.link for i in result.items] == [f"https://aube.example/n/{i}" for i in range(40)]
+
+
+def test_aube_01_max_items_zero_returns_no_items_but_counts() -> None:
+    result = parse_feed(rss_with_items(3), base_url="https://aube.example/feed", max_items=0)
+    assert result.items == () and result.total_items == 3 and result.error is None
+
+
+def test_aube_03_summary_is_plain_text_of_content_encoded_and_length_counts_characters() -> None:
+    # GIVEN an item with a short description but a long content:encoded, another with only a short one
+    result = parse_feed(load("wordpress_rss2.xml"), base_url="https://bitesilicio.example/feed/", max_items=40)
+    long_item, short_item = result.items[0], result.items[1]
+    # THEN the long one's summary is the full text, stripped of tags and scripts, over 600 chars
+    assert long_item.summary is not None
+    assert "<" not in long_item.summary and "tracking" not in long_item.summary
+    assert "cache incrementale" in long_item.summary
+    assert long_item.summary_length == len(long_item.summary)
+    assert long_item.summary_length >= 600
+    # AND the short one is under 600 (so AUBE-03 may open its page)
+    assert short_item.summary == "Un produttore ha rilasciato una patch urgente. Aggiornate subito."
+    assert short_item.summary_length == len(short_item.summary) < 600
+
+
+def test_aube_03_max_summary_chars_trims_text_but_not_the_length() -> None:
+    full = parse_feed(load("wordpress_rss2.xml"), base_url="https://b.example/", max_items=1)
+    trimmed = parse_feed(load("wordpress_rss2.xml"), base_url="https://b.example/", max_items=1, max_summary_chars=100)
+    assert trimmed.items[0].summary is not None and len(trimmed.items[0].summary) <= 100
+    assert full.items[0].summary is not None and full.items[0].summary.startswith(trimmed.items[0].summary)
+    assert trimmed.items[0].summary_length == full.items[0].summary_length
+
+
+def test_praha_01_atom_xhtml_content_with_xml_base() -> None:
+    # GIVEN an Atom feed with xml:base, type="xhtml" content and an HTML-typed title
+    result = parse_feed(load("atom_xhtml.xml"), base_url="https://kodeblogg.example/blogg/atom.xml", max_items=40)
+    first = result.items[0]
+    # THEN the title loses its markup, the relative link resolves, the content is plain text
+    assert result.error is None and result.title == "Kodebloggen"
+    assert first.title == "Hvorfor enkle verktøy vinner"
+    assert first.link == "https://kodeblogg.example/blogg/2026/11/enkle-verktoy.html"
+    assert first.published == "2026-11-30T09:00:00Z"
+    assert first.guid == "tag:kodeblogg.example,2026:enkle-verktoy"
+    assert first.summary is not None
+    assert "enkle verktøyene holder lenger" in first.summary and "<" not in first.summary
+    # words of adjacent block elements stay apart
+    assert "Færre avhengigheter Raskere oppstart" in first.summary
+    # an entry with only <updated> still gets a date
+    assert result.items[1].published == "2026-11-27T15:45:00Z"
+
+
+def test_praha_01_rss10_rdf_with_dc_date() -> None:
+    result = parse_feed(load("rss10_rdf.xml"), base_url="https://mestska-cast.example/rss", max_items=40)
+    assert result.error is None
+    assert result.title == "Městská část: úřední deska"
+    assert [(i.title, i.published) for i in result.items] == [
+        ("Částečná uzavírka ulice Na Výsluní", "2026-11-30T07:15:00Z"),
+        ("Pozvánka na zasedání zastupitelstva", "2026-11-27T00:00:00Z"),
+    ]
+    assert result.items[0].link == "https://mestska-cast.example/deska/2026/1130-uzavirka"
+
+
+def test_praha_01_windows_1250_declared_in_prolog_is_decoded() -> None:
+    # GIVEN a Czech municipal feed in windows-1250, served with a bare content type
+    body = load("praha_windows1250.xml")
+    assert "Úprava".encode("cp1250") in body  # the fixture really is windows-1250
+    result = parse_feed(body, base_url="https://www.praha99.example/rss", content_type="application/rss+xml", max_items=40)
+    # THEN the Czech letters survive
+    assert result.error is None
+    assert result.title == "Městská část Praha 99 – Aktuality"
+    assert result.items[0].title == "Úprava otevírací doby podatelny během svátků"
+    assert result.items[1].summary == "Velkoobjemové kontejnery budou přistaveny v ulicích Šťastná, Řeznická a Žitná."
+    assert result.items[1].published == "2026-11-27T13:30:00Z"
+
+
+def test_rss091_with_external_doctype_parses_without_fetching_it(no_network: None) -> None:
+    # GIVEN an RSS 0.91 feed whose DOCTYPE points at netscape.com (no internal subset)
+    result = parse_feed(load("rss091.xml"), base_url="http://retro.example/rss.xml", max_items=40)
+    # THEN it parses and nothing was fetched (the fixture would fail on any socket)
+    assert result.error is None
+    assert [i.link for i in result.items] == [
+        "http://retro.example/notes/keyboard.html",
+        "http://retro.example/notes/floppy.html",
+    ]
+    assert result.items[0].published is None
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.xml")))
+def test_every_fixture_dates_are_iso_utc_or_none(name: str) -> None:
+    result = parse_feed(load(name), base_url="https://x.example/feed", max_items=40)
+    assert result.error is None and result.items
+    for item in result.items:
+        assert item.published is None or ISO_UTC.match(item.published)
+        assert item.link is None or item.link.startswith(("http://", "https://"))
+
+
+def test_spring_01_feed_item_has_no_author_field() -> None:
+    # dc:creator is in the WordPress fixture; there is nowhere for it to go
+    names = {f.name for f in fields(FeedItem)}
+    assert names == {"title", "link", "published", "summary", "summary_length", "guid"}
+    result = parse_feed(load("wordpress_rss2.xml"), base_url="https://b.example/", max_items=40)
+    assert "Giulia Redazione" not in repr(result)
+
+
+def test_javascript_links_in_a_feed_are_dropped() -> None:
+    body = b'<rss version="2.0"><channel><item><title>x</title><link>javascript:alert(1)</link></item></channel></rss>'
+    result = parse_feed(body, base_url="https://x.example/feed", max_items=40)
+    assert result.error is None and result.items[0].link is None
+
+
+def test_feedparser_only_ever_sees_a_byte_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    # feedparser fetches str URLs and opens bytes as file names: it must get neither.
+    seen: list[object] = []
+    real_parse = feedparser.parse
+
+    def spy(source: object, *args: object, **kwargs: object) -> object:
+        seen.append(source)
+        return real_parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(feeds.feedparser, "parse", spy)
+    parse_feed(load("atom_xhtml.xml"), base_url="https://kodeblogg.example/atom.xml", max_items=40)
+    assert len(seen) == 1 and hasattr(seen[0], "read") and not isinstance(seen[0], (str, bytes))
+
+
+def test_html_to_text_drops_scripts_and_separates_blocks() -> None:
+    assert html_to_text("<p>a</p><p>b<br>c</p><script>x()</script><style>p{}</style>") == "a b c"
+    assert html_to_text("plain   text\n") == "plain text"
+
+
+# --- hostile input -----------------------------------------------------------
+
+
+def test_truncated_xml_is_malformed() -> None:
+    body = load("wordpress_rss2.xml")[:1500]
+    result = parse_feed(body, base_url="https://b.example/", max_items=40)
+    assert result.error == "malformed_xml" and result.items == ()
+
+
+def test_billion_laughs_is_refused_quickly() -> None:
+    decls = "".join(f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 10))
+    body = f'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY lol0 "lol">{decls}]><rss><channel><title>&lol9;</title></channel></rss>'
+    t0 = time.perf_counter()
+    result = parse_feed(body.encode(), base_url="https://b.example/", max_items=40)
+    assert result.error == "entity_expansion"
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_billion_laughs_in_utf16_is_refused_too() -> None:
+    decls = "".join(f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 10))
+    body = f'<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE rss [<!ENTITY lol0 "lol">{decls}]><rss><channel><title>&lol9;</title></channel></rss>'
+    result = parse_feed(body.encode("utf-16"), base_url="https://b.example/", max_items=40)
+    assert result.error == "entity_expansion"
+
+
+def test_external_entity_is_refused_and_nothing_is_read(no_network: None) -> None:
+    body = b'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><rss><channel><title>&xxe;</title></channel></rss>'
+    result = parse_feed(body, base_url="https://b.example/", max_items=40)
+    assert result.error == "entity_expansion" and result.title is None
+
+
+def test_entity_text_inside_cdata_is_not_mistaken_for_a_declaration() -> None:
+    body = (
+        b'<rss version="2.0"><channel><title>XML tips</title><item><title>DTDs</title>'
+        b"<description><![CDATA[Never accept <!DOCTYPE x [ <!ENTITY a 'b'> ]> from strangers]]></description>"
+        b"</item></channel></rss>"
+    )
+    result = parse_feed(body, base_url="https://b.example/", max_items=40)
+    assert result.error is None and result.items[0].title == "DTDs"
+
+
+def test_fifty_megabyte_feed_is_refused_by_size_before_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a 50 MB feed (well-formed at the start) and a parser that must not be reached
+    def must_not_parse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed an oversized body")
+
+    monkeypatch.setattr(feeds.feedparser, "parse", must_not_parse)
+    monkeypatch.setattr(feeds, "parse_xml", must_not_parse)
+    body = rss_with_items(1)[:-17] + b"<item><title>x</title></item>" * (50 * 2**20 // 29)
+    assert len(body) > 10 * 2**20 * 4
+    # WHEN parsed with the default cap
+    t0 = time.perf_counter()
+    result = parse_feed(body, base_url="https://b.example/", max_items=40)
+    # THEN it is refused, fast
+    assert result.error == "too_large" and result.items == ()
+    assert time.perf_counter() - t0 < 0.5
+
+
+def test_bad_encoding_bytes_are_an_error_value() -> None:
+    body = b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Caf\xe9 \xff\xfe</title></channel></rss>'
+    result = parse_feed(body, base_url="https://b.example/", max_items=40)
+    assert result.error == "bad_encoding"
+
+
+def test_unknown_declared_encoding_is_an_error_value() -> None:
+    body = b'<?xml version="1.0" encoding="x-klingon-9"?><rss version="2.0"><channel/></rss>'
+    assert parse_feed(body, base_url="https://b.example/", max_items=40).error == "bad_encoding"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<!DOCTYPE html>\n<html><head><title>Not found</title></head><body><p>Sorry<br></body></html>",
+        b"\n  <!-- cms -->\n<HTML><body>moved</body></HTML>",
+        b'<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>x</title></head><body/></html>',
+    ],
+)
+def test_html_served_as_a_feed_is_not_a_feed(body: bytes) -> None:
+    result = parse_feed(body, base_url="https://b.example/feed", content_type="text/html", max_items=40)
+    assert result.error == "not_a_feed" and result.items == ()
+
+
+def test_other_xml_is_not_a_feed() -> None:
+    body = b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>'
+    assert parse_feed(body, base_url="https://b.example/", max_items=40).error == "not_a_feed"
+
+
+@pytest.mark.parametrize("body", [b"", b"   \r\n\t", b"\xef\xbb\xbf"])
+def test_empty_body_is_empty(body: bytes) -> None:
+    result = parse_feed(body, base_url="https://b.example/", max_items=40)
+    assert result.error == "empty" and result.items == () and result.total_items == 0
+
+
+@pytest.mark.parametrize("body", [b"https://evil.example/feed.xml", b"/etc/hostname", b'{"items": []}'])
+def test_strings_feedparser_would_open_are_never_opened(no_network: None, body: bytes) -> None:
+    result = parse_feed(body, base_url="https://b.example/", max_items=40)
+    assert result.error == "malformed_xml" and result.items == ()
