@@ -38,15 +38,15 @@ def cmd_local_run(args: argparse.Namespace) -> int:
     from heed.local.runtime import LocalRun
     from heed.local.sources import SourcesError, load_sources
 
+    start = _time(args.start, "--start") or datetime.now(timezone.utc).timestamp()
+    until = _time(args.until, "--until") or start
+    if until < start:
+        raise UsageError("--until is before --start")
     try:
         profile = load_profile(args.bot)
         sources = load_sources(Path(args.sources), profile)
     except (ProfileError, SourcesError) as exc:
         raise UsageError(str(exc)) from exc
-    start = _time(args.start, "--start") or datetime.now(timezone.utc).timestamp()
-    until = _time(args.until, "--until") or start
-    if until < start:
-        raise UsageError("--until is before --start")
     run = LocalRun(profile, sources, start=start, until=until, out_dir=Path(args.out),
                    allow_private=args.allow_private, progress=_progress, patience_s=args.patience)
     summary = run.run()

@@ -41,7 +41,7 @@ def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float)
     items: list[WorkItem] = []
     skips: list[tuple[Source, str, str]] = []
     cadence = _cadence_s(profile, rnd.task)
-    for src in sources:
+    for seq, src in enumerate(sources):
         if src.kind != rnd.task:
             continue
         if src.closed:
@@ -65,5 +65,6 @@ def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float)
             ctx = {"role": src.kind, "level": 0}
         for url in urls:
             items.append(WorkItem(url=url, purpose=purpose, task=src.kind, source_id=src.id,
-                                  source_url=src.url, round_id=rnd.round_id, round_start=rnd.start, ctx=ctx))
+                                  source_url=src.url, round_id=rnd.round_id, round_start=rnd.start, ctx=ctx,
+                                  seq=seq))
     return items, skips

@@ -130,9 +130,10 @@ class LocalRun:
         self.clock = SimClock(start)
         self.rounds = 0
         self.invocations = 0
+        self.billed_s = 0.0  # wall time spent inside the fetcher handler (Lambda's billed duration)
 
     # --- set-up ---------------------------------------------------------------------------
-    def _setup(self) -> None:
+    def setup(self) -> None:
         _quiet_powertools()
         import boto3
         from moto import mock_aws
@@ -162,7 +163,7 @@ class LocalRun:
     # --- the run ---------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
         wall0 = time.monotonic()
-        self._setup()
+        self.setup()
         try:
             plan: dict[float, list[str]] = {self.start: sorted({s.task for s in self.profile.schedules})}
             for s in self.profile.schedules:
@@ -175,24 +176,29 @@ class LocalRun:
                 jumped = self.clock.jump_to(t)
                 if jumped:
                     self._release_hidden(jumped)
-                self._fire(t, plan[t])
-                left = self._drain()
+                self.fire(t, plan[t])
+                left = self.drain()
             summary = {"bot": self.profile.name, "start": iso(self.start), "until": iso(self.until),
                        "rounds": self.rounds, "invocations": self.invocations,
+                       "fetcher_billed_s": round(self.billed_s, 3),
                        "deferred_at_end": left, "wall_time_s": round(time.monotonic() - wall0, 3)}
         finally:
             self._mock.stop()
         self.out.close(summary)
         return summary
 
-    def _fire(self, t: float, tasks: list[str]) -> None:
+    def close(self) -> None:
+        """Stop the embedded AWS (``run()`` does this itself)."""
+        self._mock.stop()
+
+    def fire(self, t: float, tasks: list[str]) -> None:
         event = {"version": "0", "id": str(uuid.uuid4()), "detail-type": "Scheduled Event",
                  "source": "aws.events", "account": "123456789012", "time": iso(t).replace(".000Z", "Z"),
                  "region": REGION, "resources": [], "detail": {"tasks": tasks}}
         self.scheduler(event, LambdaContext("SchedulerFunction"))
         self.rounds += len(tasks)
 
-    def _drain(self) -> int:
+    def drain(self) -> int:
         """Feed the fetcher until no work is left, or only work hidden beyond our patience."""
         idle_since: float | None = None
         while True:
@@ -202,7 +208,7 @@ class LocalRun:
             msgs = resp.get("Messages", [])
             if msgs:
                 idle_since = None
-                self._invoke(msgs)
+                self.invoke(msgs)
                 continue
             queued = self._hidden()
             now = time.time()
@@ -219,17 +225,20 @@ class LocalRun:
             idle_since = idle_since or time.monotonic()
             time.sleep(min(0.05, max(0.005, soonest)))
 
-    def _invoke(self, msgs: list[dict[str, Any]]) -> None:
+    def invoke(self, msgs: list[dict[str, Any]]) -> None:
         records = [{"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
                     "attributes": m.get("Attributes", {}), "messageAttributes": {},
                     "md5OfBody": m.get("MD5OfBody", ""), "eventSource": "aws:sqs",
                     "eventSourceARN": self.res.queue_arn, "awsRegion": REGION} for m in msgs]
         self.invocations += 1
+        t0 = time.monotonic()
         try:
             resp = self.fetcher({"Records": records}, LambdaContext("FetcherFunction"))
         except Exception as exc:  # noqa: BLE001 - as in Lambda: a crashed batch is retried by SQS
             print(f"\nfetcher invocation failed: {exc!r}", file=sys.stderr)
             return
+        finally:
+            self.billed_s += time.monotonic() - t0
         failed = {f["itemIdentifier"] for f in (resp or {}).get("batchItemFailures", [])}
         done = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(msgs)
                 if m["MessageId"] not in failed]

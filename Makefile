@@ -1,0 +1,39 @@
+# Two commands for a newcomer: `make demo` (install + the main job) and `make test` (install + tests).
+PYTHON ?= python3.11
+VENV   := .venv
+TOOLS  := .venv-tools
+
+.PHONY: demo test unit sam-check install tools clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	touch $@
+
+# SAM CLI pins versions that clash with moto's, so it lives in its own venv.
+$(TOOLS)/.installed:
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --upgrade pip
+	$(TOOLS)/bin/pip install --quiet aws-sam-cli
+	touch $@
+
+install: $(VENV)/.installed
+tools: $(TOOLS)/.installed
+
+demo: install
+	$(VENV)/bin/heed demo
+
+unit: install
+	$(VENV)/bin/pytest
+
+sam-check: install tools
+	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh
+
+test: install tools
+	$(VENV)/bin/pytest
+	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh
+	$(VENV)/bin/heed samconfig --check
+
+clean:
+	rm -rf $(VENV) $(TOOLS) .aws-sam heed-out

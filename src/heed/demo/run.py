@@ -1,0 +1,56 @@
+"""`heed demo`: every seed bot, one round each, on the bundled demo web, then what happened."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from heed_core.profile import BUILTIN_BOTS, Profile, load_profile_data
+
+from heed.demo.sources import write_sources
+from heed.demo.web import DemoWeb
+from heed.local.report import human_report
+from heed.local.runtime import LocalRun
+from heed.local.sources import load_sources
+
+# The demo shows each bot's behaviour in seconds, not in its real tempo: the same profile with
+# its waits scaled down (`heed local run --bot <name>` uses the real numbers).
+DEMO_POLITENESS = {"min_delay_s": 0.2, "crawl_delay_cap_s": 0.5, "round_spacing_s": 0.5,
+                   "round_spacing_jitter_s": 0.2}
+
+
+def demo_profile(bot: str) -> Profile:
+    return load_profile_data({"extends": bot, "politeness": DEMO_POLITENESS,
+                              "responses": {"retry_backoff_s": 1}})
+
+
+def run_demo(out: Path, *, bots: list[str] | None = None, progress: Callable[[str], None] | None = None) -> int:
+    names = bots or list(BUILTIN_BOTS)
+    unknown = [b for b in names if b not in BUILTIN_BOTS]
+    if unknown:
+        print(f"heed: error: unknown bot {unknown[0]!r} (known: {', '.join(BUILTIN_BOTS)})", file=sys.stderr)
+        return 2
+    web = DemoWeb()
+    urls = web.start()
+    try:
+        print(f"Heed demo: {len(urls)} demo sites on 127.0.0.x; each bot runs one round with its "
+              f"waits scaled down to {DEMO_POLITENESS['min_delay_s']} s (its real profile otherwise).")
+        files = write_sources(urls, out / "sources")
+        for bot in names:
+            profile = demo_profile(bot)
+            sources = load_sources(files[bot], profile)
+            now = time.time()
+            run = LocalRun(profile, sources, start=now, until=now, out_dir=out / bot, allow_private=True,
+                           progress=progress, patience_s=10)
+            summary = run.run()
+            if sys.stderr.isatty():
+                sys.stderr.write("\r\033[K")
+            print()
+            print(human_report(out / bot, summary))
+        seen = web.log()
+        print(f"\nThe demo sites saw {len(seen)} requests, all GET: {all(r.method == 'GET' for r in seen)}; "
+              f"user agents: {', '.join(sorted({r.header('User-Agent') or '?' for r in seen}))}")
+    finally:
+        web.stop()
+    return 0

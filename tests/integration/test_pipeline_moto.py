@@ -1,0 +1,131 @@
+"""The pipeline on moto: real handlers, FIFO tokens per host, DynamoDB state, real HTTP on loopback."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from heed.demo.web import RecordingServer, Route, Site
+from heed.local.runtime import LocalRun
+from heed_core.profile import load_profile_data
+from heed_core.work import Source
+
+NETWORK_S = 0.05  # each page takes this long to answer: the network time a fetcher is billed for
+
+
+def _page(title: str) -> Route:
+    def body(hit: object) -> str:
+        time.sleep(NETWORK_S)
+        return (f"<!doctype html><html><head><title>{title}</title></head><body><main><article>"
+                f"<h2><a href='/artikler/{title}'>{title}</a></h2><time datetime='2026-11-30T08:00:00Z'>i dag</time>"
+                f"</article></main></body></html>")
+    return Route(body=body)
+
+
+def _site(name: str, ip: str, crawl_delay: float | None) -> RecordingServer:
+    robots = "User-agent: *\nDisallow: /privat/\n" + (f"Crawl-delay: {crawl_delay}\n" if crawl_delay else "")
+    routes = {"/robots.txt": Route(body=robots, content_type="text/plain; charset=utf-8")}
+    routes.update({f"/liste/{i}/": _page(f"{name}-{i}") for i in range(5)})
+    return RecordingServer(Site(name=name, routes=routes), ip=ip).start()
+
+
+@pytest.fixture
+def two_hosts():
+    a = _site("a", "127.0.0.21", None)  # gap = the profile's 0.3 s
+    b = _site("b", "127.0.0.22", 0.5)  # gap = its Crawl-delay, 0.5 s
+    yield a, b
+    a.stop()
+    b.stop()
+
+
+def _profile():
+    # SpringStudioBot's shape with small delays, so the rule's shape is proven in seconds.
+    return load_profile_data({"extends": "springstudiobot",
+                              "politeness": {"min_delay_s": 0.3, "crawl_delay_cap_s": 1}})
+
+
+def _sources(*servers: RecordingServer) -> list[Source]:
+    return [Source(id=f"{s.site.name}{i}", url=f"{s.base_url}/liste/{i}/", kind="page")
+            for s in servers for i in range(5)]
+
+
+def _gaps(log):
+    return [b.t_start - a.t_end for a, b in zip(log, log[1:])]
+
+
+def test_common_05_two_hosts_paced_per_host_and_billed_for_network_time(two_hosts, tmp_path: Path):
+    # GIVEN two hosts that need 0.3 s and 0.5 s between requests, five pages each
+    a, b = two_hosts
+    run = LocalRun(_profile(), _sources(a, b), start=time.time(), until=time.time(), out_dir=tmp_path,
+                   allow_private=True, patience_s=5)
+    # WHEN one round runs through the real scheduler and fetcher handlers on moto
+    summary = run.run()
+    # THEN each host saw robots.txt first, then its pages in order, never closer than its gap
+    for server, gap in ((a, 0.3), (b, 0.5)):
+        log = server.log()
+        assert [r.path for r in log] == ["/robots.txt"] + [f"/liste/{i}/" for i in range(5)]
+        assert all(r.method == "GET" for r in log)
+        assert min(_gaps(log)) >= gap, _gaps(log)
+    # AND the fetcher was billed for network time, not for the waits between requests
+    requests = [json.loads(x) for x in (tmp_path / "requests.jsonl").read_text().splitlines()]
+    assert len(requests) == 12
+    waits = 5 * 0.3 + 5 * 0.5
+    network = 10 * NETWORK_S
+    billed = summary["fetcher_billed_s"]
+    # (state calls on in-process moto cost a few ms each: that overhead is allowed, sleeping is not)
+    assert billed - network < (waits - network) / 3, summary
+    items = [json.loads(x) for x in (tmp_path / "items.jsonl").read_text().splitlines()]
+    assert sorted(i["title"] for i in items) == sorted(f"{n}-{i}" for n in "ab" for i in range(5))
+
+
+def test_redelivered_token_makes_no_second_request(tmp_path: Path, monkeypatch):
+    # GIVEN one host with one page, and a fetcher that crashes after the page was fetched and
+    # recorded but before its work item was marked done (so SQS delivers the token again)
+    server = _site("c", "127.0.0.23", None)
+    try:
+        run = LocalRun(_profile(), _sources(server)[:1], start=time.time(), until=time.time(),
+                       out_dir=tmp_path, allow_private=True, patience_s=5)
+        run.setup()
+        from heed_aws.store import DynamoStore
+
+        real_complete = DynamoStore.complete_work
+        crashed: list[str] = []
+
+        def flaky_complete(self, item):
+            if item.purpose == "page" and not crashed:
+                crashed.append(item.url)
+                raise RuntimeError("simulated crash after the request")
+            return real_complete(self, item)
+
+        monkeypatch.setattr(DynamoStore, "complete_work", flaky_complete)
+        run.fire(time.time(), ["page"])
+        # WHEN the runtime drains the queue; the crashed token comes back after its visibility
+        # timeout, which the test shortens instead of waiting six minutes
+        for _ in range(3):
+            run.drain()
+            msgs = run.sqs.receive_message(QueueUrl=run.res.queue_url, AttributeNames=["All"],
+                                           VisibilityTimeout=0).get("Messages", [])
+            if not msgs and crashed:
+                hidden = run._hidden()
+                for _, m in hidden:
+                    run.sqs.change_message_visibility(QueueUrl=run.res.queue_url,
+                                                      ReceiptHandle=m.receipt_handle, VisibilityTimeout=0)
+                if not hidden:
+                    break
+        run.drain()
+        # THEN the page was requested once, and the redelivery was recorded as such
+        pages = [r for r in server.log() if r.path.startswith("/liste/")]
+        assert crashed and len(pages) == 1
+        skips = [json.loads(x) for x in (tmp_path / "skips.jsonl").read_text().splitlines()]
+        assert any(s["reason"] == "duplicate_delivery" for s in skips)
+        # AND a token delivered again after it was acknowledged fetches nothing more
+        before = len(server.log())
+        run.sqs.send_message(QueueUrl=run.res.queue_url, MessageBody=json.dumps({"host": server.base_url.replace("http://", "http://") + "", "round_id": "x"}),
+                             MessageGroupId="again", MessageDeduplicationId="again")
+        run.drain()
+        assert len(server.log()) == before
+    finally:
+        run.close()
+        server.stop()
