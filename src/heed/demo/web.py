@@ -1,0 +1,396 @@
+"""Decides how the demo web answers: one recording HTTP server per site, each on its own 127.0.0.x."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import re
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from email.utils import formatdate, parsedate_to_datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable, Iterable, Mapping, Union
+
+__all__ = ["DemoWeb", "Hit", "RecordingServer", "RequestRecord", "Route", "Site",
+           "challenge", "fail", "redirect", "render"]
+
+Headers = tuple[tuple[str, str], ...]
+# 2025-03-01 08:00:00 GMT: what a conditional route says when its site gives no date.
+DEFAULT_LAST_MODIFIED = 1740816000.0
+_TOKEN = re.compile(r"\{\{(base|url:[A-Za-z0-9_.-]+)\}\}")
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One request as the site saw it. ``t_start``: request line read; ``t_end``: response
+    fully written (server wall clock). ``host`` is the site's ip:port, ``client`` the peer's."""
+
+    t_start: float
+    t_end: float
+    host: str
+    method: str
+    path: str
+    headers: Headers
+    status: int
+    bytes: int
+    client: str = ""
+
+    def header(self, name: str) -> str | None:
+        lname = name.lower()
+        return next((v for k, v in self.headers if k.lower() == lname), None)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a dynamic body is told: the 1-based count of GETs of this route, the time."""
+
+    n: int
+    now: float
+    path: str
+    headers: Headers
+
+
+Body = Union[bytes, str, Callable[[Hit], Union[str, bytes]]]
+
+
+@dataclass(frozen=True)
+class Route:
+    """How one path answers. Text bodies may name ``{{base}}`` (this site's base URL) and
+    ``{{url:<site>}}``; they are filled in per request, once the ports are known."""
+
+    body: Body = b""
+    status: int = 200
+    content_type: str = "text/html; charset=utf-8"
+    headers: Headers = ()
+    conditional: bool = False       # ETag + Last-Modified, 304 on a match (AUBE-02, WANNADO-07)
+    last_modified: float | None = None
+    gzip: bool = False              # Content-Encoding: gzip when the client asks for it
+    precompressed: bool = False     # the body is a .gz file, whatever the client accepts
+    location: str | None = None     # redirect target (may be a template)
+
+
+def redirect(location: str, status: int = 301) -> Route:
+    return Route(body="", status=status, location=location)
+
+
+def fail(status: int, retry_after: int | None = None, body: str = "") -> Route:
+    extra: Headers = (("Retry-After", str(retry_after)),) if retry_after is not None else ()
+    return Route(body=body or f"<!doctype html><title>{status}</title><h1>{status}</h1>\n",
+                 status=status, headers=extra)
+
+
+_CHALLENGE_BODY = """<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title>
+<meta http-equiv="Content-Type" content="text/html; charset=UTF-8">
+<meta name="robots" content="noindex,nofollow"></head>
+<body><div class="main-wrapper" role="main"><div class="main-content">
+<h1 class="zone-name-title h1">{{base}}</h1>
+<h2 class="h2" id="challenge-running">Checking if the site connection is secure</h2>
+<noscript><div class="h2">Enable JavaScript and cookies to continue</div></noscript>
+</div></div><script src="/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1"></script>
+</body></html>
+"""
+
+
+def challenge() -> Route:
+    """A bot-management challenge page (PRAHA-07: counts as a refusal)."""
+    return Route(body=_CHALLENGE_BODY, status=403, headers=(
+        ("cf-mitigated", "challenge"), ("Server", "cloudflare"), ("Cache-Control", "no-store")))
+
+
+@dataclass(frozen=True)
+class Site:
+    name: str
+    routes: Mapping[str, Route]
+    fallback: Route | None = None   # answer for unknown paths; None means 404
+    description: str = ""
+
+
+def render(text: str, base: str, urls: Mapping[str, str]) -> str:
+    def fill(m: re.Match[str]) -> str:
+        key = m.group(1)
+        return base if key == "base" else urls.get(key[4:], m.group(0))
+    return _TOKEN.sub(fill, text)
+
+
+def _etag_matches(header: str, etag: str) -> bool:
+    # RFC 9110 13.1.2: If-None-Match uses the weak comparison.
+    strip = etag.removeprefix("W/")
+    return any(t.strip() == "*" or t.strip().removeprefix("W/") == strip for t in header.split(","))
+
+
+def _not_modified_since(header: str, last_modified: float) -> bool:
+    try:
+        return last_modified <= parsedate_to_datetime(header).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return False  # an unreadable date is ignored (RFC 9110 13.1.3)
+
+
+def _accepts_gzip(header: str | None) -> bool:
+    for part in (header or "").lower().split(","):
+        coding, _, params = part.strip().partition(";")
+        if coding.strip() in ("gzip", "x-gzip", "*"):
+            q = params.strip().removeprefix("q=")
+            return not (params and q.replace(".", "", 1).isdigit() and float(q) == 0)
+    return False
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "nginx/1.24.0"
+    sys_version = ""
+    timeout = 15
+    server: RecordingServer
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet tests
+        pass
+
+    def handle_one_request(self) -> None:
+        try:
+            self.raw_requestline = self.rfile.readline(65537)
+        except (TimeoutError, OSError):
+            self.close_connection = True
+            return
+        t_start = time.time()
+        if not self.raw_requestline or len(self.raw_requestline) > 65536:
+            self.close_connection = True
+            return
+        if not self.parse_request():
+            return
+        self.server._begin()
+        try:
+            self._answer(t_start)
+        finally:
+            self.server._end()
+
+    def _answer(self, t_start: float) -> None:
+        headers: Headers = tuple(self.headers.items())
+        if self.command != "GET":
+            # COMMON-04: the site can show it only ever saw GETs.
+            status, out, body = 405, [("Allow", "GET"), ("Content-Type", "text/plain; charset=utf-8")], b""
+            if self.command != "HEAD":
+                body = b"405 Method Not Allowed\n"
+            self.close_connection = True
+        else:
+            status, out, body = self.server.respond(self.path, headers)
+        sent = self._write(status, out, body)
+        self.server._record(RequestRecord(
+            t_start=t_start, t_end=time.time(), host=self.server.host, method=self.command,
+            path=self.path, headers=headers, status=status, bytes=sent,
+            client="%s:%d" % self.client_address[:2]))
+
+    def _write(self, status: int, out: list[tuple[str, str]], body: bytes) -> int:
+        try:
+            self.send_response_only(status)
+            names = {k.lower() for k, _ in out}
+            if "server" not in names:
+                self.send_header("Server", self.server_version)
+            self.send_header("Date", self.date_time_string())
+            for k, v in out:
+                self.send_header(k, v)
+            if status != 304:
+                self.send_header("Content-Length", str(len(body)))
+            if self.close_connection:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            if body:
+                self.wfile.write(body)
+            self.wfile.flush()
+            return len(body)
+        except OSError:
+            self.close_connection = True
+            return 0
+
+
+class RecordingServer(ThreadingHTTPServer):
+    """Serves one site on ``ip``, port 0 (read back in ``port``), logging every request."""
+
+    daemon_threads = True
+    allow_reuse_address = False
+
+    def __init__(self, site: Site, ip: str = "127.0.0.2", urls: Mapping[str, str] | None = None) -> None:
+        super().__init__((ip, 0), _Handler)
+        self.site = site
+        self.ip, self.port = self.server_address[0], self.server_address[1]
+        self.host = f"{self.ip}:{self.port}"
+        self.base_url = f"http://{self.host}"
+        self.urls: Mapping[str, str] = urls if urls is not None else {site.name: self.base_url}
+        self._routes = dict(site.routes)
+        self._hits: dict[str, int] = {}
+        self._log: list[RequestRecord] = []
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._in_flight = 0
+        self._conns: set[socket.socket] = set()
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------------
+    def start(self) -> RecordingServer:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
+                                            name=f"demo-{self.site.name}", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self.shutdown()
+            self._thread.join(timeout=2)
+            self._thread = None
+        with self._lock:
+            conns = list(self._conns)
+        for conn in conns:  # idle keep-alive connections would otherwise outlive the server
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.server_close()
+
+    def __enter__(self) -> RecordingServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def process_request(self, request, client_address):  # type: ignore[no-untyped-def]
+        with self._lock:
+            self._conns.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request):  # type: ignore[no-untyped-def]
+        with self._lock:
+            self._conns.discard(request)
+        super().shutdown_request(request)
+
+    # -- routing ----------------------------------------------------------------
+    def set_route(self, path: str, route: Route | None) -> None:
+        """Change one path while running (e.g. a robots.txt edit); None removes it."""
+        with self._lock:
+            if route is None:
+                self._routes.pop(path, None)
+            else:
+                self._routes[path] = route
+
+    def respond(self, target: str, headers: Headers) -> tuple[int, list[tuple[str, str]], bytes]:
+        path = target.split("#", 1)[0]
+        with self._lock:
+            key = path if path in self._routes else path.split("?", 1)[0]
+            route = self._routes.get(key)
+            if route is None:
+                key, route = "", self.site.fallback
+            self._hits[key] = n = self._hits.get(key, 0) + 1
+        if route is None:
+            return 404, [("Content-Type", "text/html; charset=utf-8")], b"<!doctype html><title>404</title><h1>Niet gevonden</h1>\n"
+        req = {k.lower(): v for k, v in headers}
+        body = route.body(Hit(n, time.time(), path, headers)) if callable(route.body) else route.body
+        if isinstance(body, str):
+            body = render(body, self.base_url, self.urls).encode("utf-8")
+        out = [("Content-Type", route.content_type)] + [(k, render(v, self.base_url, self.urls)) for k, v in route.headers]
+        if route.location is not None:
+            out.append(("Location", render(route.location, self.base_url, self.urls)))
+        if route.conditional and route.status == 200:
+            etag = '"%s"' % hashlib.sha1(body).hexdigest()[:20]
+            lm = route.last_modified if route.last_modified is not None else DEFAULT_LAST_MODIFIED
+            out += [("ETag", etag), ("Last-Modified", formatdate(lm, usegmt=True))]
+            inm, ims = req.get("if-none-match"), req.get("if-modified-since")
+            # RFC 9110 13.2.2: If-None-Match wins; If-Modified-Since only counts without it.
+            if (inm is not None and _etag_matches(inm, etag)) or (
+                    inm is None and ims is not None and _not_modified_since(ims, lm)):
+                return 304, [(k, v) for k, v in out if k.lower() != "content-type"], b""
+        if route.precompressed:
+            body = gzip.compress(body, mtime=0)
+        elif route.gzip:
+            out.append(("Vary", "Accept-Encoding"))
+            if _accepts_gzip(req.get("accept-encoding")):
+                body = gzip.compress(body, mtime=0)
+                out.append(("Content-Encoding", "gzip"))
+        return route.status, out, body
+
+    # -- the log ----------------------------------------------------------------
+    def _begin(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+
+    def _end(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+            self._idle.notify_all()
+
+    def _record(self, rec: RequestRecord) -> None:
+        with self._lock:
+            self._log.append(rec)
+
+    def log(self, wait_s: float = 2.0) -> list[RequestRecord]:
+        """Every request so far, oldest first. Waits (briefly) for requests still being
+        answered, so a client that just got its response always finds it logged."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout=wait_s)
+            return sorted(self._log, key=lambda r: r.t_start)
+
+    def reset_log(self, wait_s: float = 2.0) -> None:
+        """Forget the log, after the requests still being answered have been logged."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout=wait_s)
+            self._log.clear()
+
+
+@dataclass
+class DemoWeb:
+    """A set of sites, each on its own loopback address from ``127.0.0.<first_ip>`` upward."""
+
+    sites: Iterable[Site] | None = None
+    first_ip: int = 10
+    servers: dict[str, RecordingServer] = field(default_factory=dict, init=False)
+    urls: dict[str, str] = field(default_factory=dict, init=False)
+
+    def start(self) -> dict[str, str]:
+        if self.servers:
+            return dict(self.urls)
+        if self.sites is None:
+            from heed.demo.sites import demo_sites  # the default web; sites import this module
+            self.sites = demo_sites()
+        sites = list(self.sites)
+        if self.first_ip + len(sites) > 255:
+            raise ValueError("too many sites for 127.0.0.x")
+        try:
+            for i, site in enumerate(sites):
+                server = RecordingServer(site, f"127.0.0.{self.first_ip + i}", self.urls)
+                self.servers[site.name] = server
+                self.urls[site.name] = server.base_url
+            for server in self.servers.values():
+                server.start()
+        except BaseException:
+            self.stop()
+            raise
+        return dict(self.urls)
+
+    def stop(self) -> None:
+        # In parallel: each shutdown waits up to one poll interval.
+        threads = [threading.Thread(target=s.stop) for s in self.servers.values()]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.servers.clear()
+        self.urls.clear()
+
+    def __enter__(self) -> DemoWeb:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def server(self, site: str) -> RecordingServer:
+        return self.servers[site]
+
+    def set_route(self, site: str, path: str, route: Route | None) -> None:
+        self.servers[site].set_route(path, route)
+
+    def log(self, site: str | None = None) -> list[RequestRecord]:
+        servers = [self.servers[site]] if site is not None else list(self.servers.values())
+        return sorted((r for s in servers for r in s.log()), key=lambda r: r.t_start)
+
+    def reset_log(self) -> None:
+        for s in self.servers.values():
+            s.reset_log()
