@@ -1,0 +1,106 @@
+"""samconfig.toml is generated from the bot profiles: one deploy environment per built-in bot."""
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from heed_core.profile import BUILTIN_BOTS, Profile, load_profile
+
+HEADER = (
+    "# Generated from layers/core/heed_core/profiles/*.yaml by `heed samconfig --write`.\n"
+    "# Do not edit by hand: change the profile and regenerate (`heed samconfig --check` in CI).\n"
+    "# Deploy one bot: sam deploy --config-env <bot>\n"
+)
+
+
+@dataclass(frozen=True)
+class DeployEnv:
+    """What one bot's stack is deployed with; every value comes from its profile."""
+
+    bot: str
+    fetcher_reserved_concurrency: int
+    reverse_dns_name: str | None
+
+    @property
+    def stack_name(self) -> str:
+        return f"heed-{self.bot}"
+
+    def parameter_overrides(self) -> str:
+        parts = [f"BotName={self.bot}", f"FetcherReservedConcurrency={self.fetcher_reserved_concurrency}"]
+        if self.reverse_dns_name:
+            parts.append(f"ReverseDnsName={self.reverse_dns_name}")
+        return " ".join(parts)
+
+
+def deploy_env(profile: Profile) -> DeployEnv:
+    # AUBE-11: politeness.max_in_flight caps the fetchers running at once (null: no cap).
+    in_flight = profile.get("politeness.max_in_flight")
+    # WANNADO-02: the published reverse DNS name of the fixed egress IP.
+    reverse_dns = profile.get("egress.reverse_dns")
+    return DeployEnv(
+        bot=profile.name,
+        fetcher_reserved_concurrency=int(in_flight) if in_flight is not None else 0,
+        reverse_dns_name=str(reverse_dns) if reverse_dns else None,
+    )
+
+
+def _toml_str(value: str) -> str:
+    # A JSON string of printable ASCII is a valid TOML basic string.
+    return json.dumps(value, ensure_ascii=True)
+
+
+def render_samconfig(bots: Sequence[str] = BUILTIN_BOTS) -> str:
+    lines = [HEADER.rstrip("\n"), "version = 0.1", ""]
+    lines += ["[default.build.parameters]", "cached = true", "parallel = true", ""]
+    lines += ["[default.validate.parameters]", "lint = true", ""]
+    for bot in bots:
+        env = deploy_env(load_profile(bot))
+        lines += [
+            f"[{env.bot}.deploy.parameters]",
+            f"stack_name = {_toml_str(env.stack_name)}",
+            f"s3_prefix = {_toml_str(env.stack_name)}",
+            'capabilities = "CAPABILITY_IAM"',
+            "resolve_s3 = true",
+            "confirm_changeset = true",
+            f"parameter_overrides = {_toml_str(env.parameter_overrides())}",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`heed samconfig [--check|--write] [--path samconfig.toml]`; without a flag, print it."""
+    parser = argparse.ArgumentParser(prog="heed samconfig", description=__doc__)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="exit 1 if the file differs from the profiles")
+    mode.add_argument("--write", action="store_true", help="write the file from the profiles")
+    parser.add_argument("--path", type=Path, default=Path("samconfig.toml"), help="default: ./samconfig.toml")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    wanted = render_samconfig()
+    if args.write:
+        args.path.write_text(wanted, encoding="utf-8")
+        print(f"wrote {args.path}")
+        return 0
+    if args.check:
+        try:
+            current = args.path.read_text(encoding="utf-8")
+        except OSError as exc:
+            print(f"{args.path}: cannot read ({exc.strerror}); run `heed samconfig --write`", file=sys.stderr)
+            return 1
+        if current == wanted:
+            return 0
+        diff = difflib.unified_diff(current.splitlines(True), wanted.splitlines(True), str(args.path), "profiles")
+        sys.stderr.writelines(diff)
+        print(f"{args.path} is stale: run `heed samconfig --write`", file=sys.stderr)
+        return 1
+    sys.stdout.write(wanted)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,84 @@
+"""samconfig.toml is generated from the profiles, and the committed file is what they give."""
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from heed.samconfig import deploy_env, main, render_samconfig
+from heed_core.profile import BUILTIN_BOTS, load_profile, load_profile_data
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _overrides(bot: str) -> dict[str, str]:
+    config = tomllib.loads(render_samconfig())
+    text = config[bot]["deploy"]["parameters"]["parameter_overrides"]
+    return dict(part.split("=", 1) for part in text.split())
+
+
+def test_committed_samconfig_is_what_the_profiles_give() -> None:
+    assert (ROOT / "samconfig.toml").read_text(encoding="utf-8") == render_samconfig()
+
+
+def test_one_deploy_environment_per_built_in_bot() -> None:
+    config = tomllib.loads(render_samconfig())
+    assert config["version"] == 0.1
+    assert config["default"]["validate"]["parameters"]["lint"] is True
+    assert "build" in config["default"]
+    for bot in BUILTIN_BOTS:
+        deploy = config[bot]["deploy"]["parameters"]
+        assert deploy["stack_name"] == f"heed-{bot}"
+        assert deploy["capabilities"] == "CAPABILITY_IAM"
+        assert deploy["resolve_s3"] is True and deploy["confirm_changeset"] is True
+        assert _overrides(bot)["BotName"] == bot
+    assert set(config) == {"version", "default", *BUILTIN_BOTS}
+
+
+def test_aube_11_aubebot_fetcher_runs_one_at_a_time() -> None:
+    # AUBE-11: one request at a time over all hosts -> one fetcher at a time.
+    assert load_profile("aubebot").get("politeness.max_in_flight") == 1
+    assert _overrides("aubebot")["FetcherReservedConcurrency"] == "1"
+
+
+def test_bots_without_max_in_flight_get_no_reserved_concurrency() -> None:
+    for bot in BUILTIN_BOTS:
+        if load_profile(bot).get("politeness.max_in_flight") is None:
+            assert _overrides(bot)["FetcherReservedConcurrency"] == "0", bot
+
+
+def test_wannado_02_reverse_dns_name_comes_from_the_profile() -> None:
+    name = load_profile("wannadobot").get("egress.reverse_dns")
+    assert name
+    assert _overrides("wannadobot")["ReverseDnsName"] == name
+    assert "ReverseDnsName" not in _overrides("aubebot")
+
+
+def test_deploy_env_reads_a_custom_profile() -> None:
+    profile = load_profile_data({"extends": "aubebot", "name": "mybot",
+                                 "politeness": {"max_in_flight": 3},
+                                 "egress": {"reverse_dns": "crawler.example.org"}})
+    env = deploy_env(profile)
+    assert env.parameter_overrides() == ("BotName=mybot FetcherReservedConcurrency=3 "
+                                         "ReverseDnsName=crawler.example.org")
+
+
+def test_check_fails_on_a_stale_file_and_passes_after_write(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "samconfig.toml"
+    path.write_text(render_samconfig().replace("FetcherReservedConcurrency=1", "FetcherReservedConcurrency=4"),
+                    encoding="utf-8")
+    assert main(["--check", "--path", str(path)]) == 1
+    assert "FetcherReservedConcurrency=4" in capsys.readouterr().err
+    assert main(["--write", "--path", str(path)]) == 0
+    assert main(["--check", "--path", str(path)]) == 0
+
+
+def test_check_of_a_missing_file_fails(tmp_path: Path) -> None:
+    assert main(["--check", "--path", str(tmp_path / "absent.toml")]) == 1
+
+
+def test_no_flag_prints_the_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 0
+    assert capsys.readouterr().out == render_samconfig()
