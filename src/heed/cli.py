@@ -88,6 +88,50 @@ def cmd_profile_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _operator_store(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    import boto3
+
+    from heed_aws.store import DynamoStore
+
+    session = boto3.session.Session(region_name=args.region) if args.region else boto3.session.Session()
+    return DynamoStore(args.table, session.client("dynamodb")), session
+
+
+def cmd_operator(args: argparse.Namespace) -> int:
+    from heed_aws import operator
+
+    store, session = _operator_store(args)
+    if args.operator_command == "block":
+        store.block_domain(args.domain, args.reason)
+        print(json.dumps({"blocked": args.domain.lower().strip("."), "reason": args.reason}))
+    elif args.operator_command == "unblock":
+        operator.unblock(store, args.domain)
+        print(json.dumps({"unblocked": args.domain.lower().strip(".")}))
+    elif args.operator_command == "blocks":
+        for domain, reason in operator.list_blocks(store):
+            print(json.dumps({"domain": domain, "reason": reason}))
+    elif args.operator_command == "purge":
+        s3 = session.client("s3") if args.bucket else None
+        report = operator.purge_domain(store, args.domain, s3=s3, bucket=args.bucket)
+        print(json.dumps(report.__dict__))
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Why did the bot fetch (or not fetch) this URL? Every record of it from a run's output."""
+    out = Path(args.out)
+    if not (out / "requests.jsonl").exists():
+        raise UsageError(f"{out}: no requests.jsonl here (run heed local run --out {out} first)")
+    found = 0
+    for name in ("requests", "skips", "items"):
+        for line in (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            if rec.get("url") == args.url or (args.prefix and str(rec.get("url", "")).startswith(args.url)):
+                print(json.dumps({"record": name[:-1], **rec}, ensure_ascii=False))
+                found += 1
+    return 0 if found else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="heed", description="Heed: a serverless, polite web crawler.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -124,6 +168,28 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--check", action="store_true", help="exit 1 if samconfig.toml is out of date")
     group.add_argument("--write", action="store_true", help="rewrite samconfig.toml")
     sam.set_defaults(func=cmd_samconfig)
+
+    op = sub.add_parser("operator", help="a deployed bot's state: block list and purges (COMMON-08)")
+    op.add_argument("--table", required=True, help="the stack's StateTableName output")
+    op.add_argument("--region", help="AWS region (default: from the environment)")
+    op_sub = op.add_subparsers(dest="operator_command", required=True)
+    for name, text in (("block", "stop fetching from DOMAIN and its subdomains, robots.txt or not"),
+                       ("unblock", "lift a block"), ("purge", "delete everything stored from DOMAIN")):
+        cmd = op_sub.add_parser(name, help=text)
+        cmd.add_argument("domain")
+        if name == "block":
+            cmd.add_argument("--reason", default="stop requested by the site owner")
+        if name == "purge":
+            cmd.add_argument("--bucket", help="the stack's ResultsBucketName output (page texts)")
+        cmd.set_defaults(func=cmd_operator)
+    blocks = op_sub.add_parser("blocks", help="list the block list")
+    blocks.set_defaults(func=cmd_operator)
+
+    expl = sub.add_parser("explain", help="every request, skip and result of a URL in a run's output")
+    expl.add_argument("url")
+    expl.add_argument("--out", default="heed-out", help="the run's output folder")
+    expl.add_argument("--prefix", action="store_true", help="match every URL starting with it")
+    expl.set_defaults(func=cmd_explain)
 
     prof = sub.add_parser("profile", help="bot profiles")
     prof_sub = prof.add_subparsers(dest="profile_command", required=True)

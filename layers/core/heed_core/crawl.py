@@ -120,9 +120,12 @@ class Crawler:
         return self._fetch_item(host, item, now, delay, wake)
 
     def _refusal(self, host: str, item: WorkItem, now: float) -> tuple[str, str] | None:
+        # COMMON-08: a stop request is honoured without any robots.txt change.
+        if domain_blocked(host, self.p.get("operator.blocked_domains") or []):
+            return ("blocked_by_operator", "listed in the profile's operator.blocked_domains")
         blocked = self.store.blocked(host)
         if blocked:
-            return ("blocked_by_operator", blocked)  # COMMON-08
+            return ("blocked_by_operator", blocked)
         source = self.store.get_source(item.source_id)
         if source is not None and source.closed:
             return ("source_closed", source.closed_reason or "")  # PRAHA-07
@@ -336,6 +339,12 @@ class Crawler:
     def _skip_item(self, item: WorkItem, reason: str, detail: str) -> None:
         self._journal_skip(item.url, reason, detail, item)
         self.store.complete_work(item)
+
+
+def domain_blocked(host: str, domains: list[str]) -> bool:
+    """Is the host (an authority or a bare name) one of ``domains`` or below one of them?"""
+    name = host.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]").lower()
+    return any(name == d.lower().strip(".") or name.endswith("." + d.lower().strip(".")) for d in domains)
 
 
 def authority_of(url: str) -> str | None:
