@@ -170,7 +170,11 @@ def _raw(ref: str, base_dir: Path | None, depth: int) -> dict[str, Any]:
         if not path.is_file():
             known = ", ".join(BUILTIN_BOTS)
             raise ProfileError(f"{ref}: no such profile file and not a built-in bot ({known})")
-        data = _read_yaml(path.read_text(encoding="utf-8"), str(path))
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ProfileError(f"{path}: cannot read the profile ({type(exc).__name__})") from exc
+        data = _read_yaml(text, str(path))
         here = path.parent
         where = str(path)
     parent = data.pop("extends", None)
@@ -212,14 +216,18 @@ def validate(data: Mapping[str, Any]) -> Profile:
             parse_expression(str(sched["expression"]))
         except ScheduleError as exc:
             raise ProfileError(f"schedules[{i}].expression: {exc}") from exc
-    for kind in data["tasks"]:
+    for kind, options in data["tasks"].items():
         if kind not in TASK_KINDS + ("sitemap_fallback",):
             raise ProfileError(f"tasks.{kind}: unknown task kind")
-    token = str(data["robots_token"]).lower()
-    if not str(data["user_agent"]).lower().startswith(token):
-        # COMMON-01: the UA's product token is what robots.txt groups name.
-        raise ProfileError(f"user_agent: must start with the robots_token {data['robots_token']!r}")
-    if str(data["info_url"]) not in str(data["user_agent"]):
+        if options is not None and not isinstance(options, Mapping):
+            raise ProfileError(f"tasks.{kind}: {options!r} is not valid (must be a mapping of options)")
+    ua_token = re.split(r"[/\s]", str(data["user_agent"]), maxsplit=1)[0]
+    if ua_token.lower() != str(data["robots_token"]).lower():
+        # COMMON-01: the UA's product token is what robots.txt groups name; a longer token
+        # ("AubeBotX" for "AubeBot") would be a different bot to the site owner.
+        raise ProfileError(
+            f"user_agent: its product token {ua_token!r} is not the robots_token {data['robots_token']!r}")
+    if "+" + str(data["info_url"]) not in str(data["user_agent"]):
         raise ProfileError("user_agent: must carry the info_url (COMMON-01: '+' info URL)")
     return Profile(data=data)
 
@@ -233,5 +241,7 @@ def load_profile_data(data: Mapping[str, Any]) -> Profile:
     """A profile given as a mapping (tests); `extends:` resolves like in a file."""
     data = dict(data)
     parent = data.pop("extends", None)
+    if parent is not None and not isinstance(parent, str):
+        raise ProfileError("extends: must be a built-in name or a path")
     base = _raw(parent, Path.cwd(), 1) if parent else _raw("_defaults", None, 1)
     return validate(deep_merge(base, data))

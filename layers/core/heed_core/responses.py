@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import Any, Mapping
 
@@ -28,7 +29,7 @@ def retry_after_s(value: str | None, now: float) -> float | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         return float(value)
     try:
         when = parsedate_to_datetime(value)
@@ -36,6 +37,9 @@ def retry_after_s(value: str | None, now: float) -> float | None:
         return None
     if when is None:
         return None
+    if when.tzinfo is None:
+        # "-0000" parses naive; an HTTP-date is always UTC (RFC 9110 5.6.7), never local time.
+        when = when.replace(tzinfo=timezone.utc)
     return max(0.0, when.timestamp() - now)
 
 
@@ -78,6 +82,10 @@ def classify(
     if status is not None and 200 <= status < 300:
         if result.error == "too_large":
             return Outcome("give_up", "too_large", detail=f"body over the cap ({len(result.body)} bytes read)")
+        if result.error is not None:
+            # e.g. decompression_error: the body we hold is not the page; keeping it as "ok"
+            # would store an empty version (SUBSIDIE-04 would then see a change).
+            return Outcome("give_up", result.error, detail=f"HTTP {status} but {result.error}")
         return Outcome("ok", "ok")
     if status is not None and 400 <= status < 500:
         return Outcome("give_up", f"http_{status}", detail=f"HTTP {status}")

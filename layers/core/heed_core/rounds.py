@@ -47,10 +47,16 @@ def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float)
         if src.closed:
             skips.append((src, "source_closed", src.closed_reason or ""))
             continue
-        if cadence and src.last_read is not None and now - src.last_read < cadence - 1.0:
-            # AUBE-08 (one feed read per 15 minutes), PRAHA-04 (a site check once a week).
-            skips.append((src, "seen_recently", f"read {int(now - src.last_read)} s ago; cadence {int(cadence)} s"))
-            continue
+        not_before = 0.0
+        if cadence and src.last_read is not None and now - src.last_read < cadence:
+            # AUBE-08 (one feed read per 15 minutes), PRAHA-04 (a site check once a week): a read
+            # that would come too early waits for its time if that is within this round's reach
+            # (half a cadence), and sits the round out otherwise.
+            wait = src.last_read + cadence - now
+            if wait > cadence / 2:
+                skips.append((src, "seen_recently", f"read {int(now - src.last_read)} s ago; cadence {int(cadence)} s"))
+                continue
+            not_before = src.last_read + cadence
         try:
             root = authority(src.url)
         except BadUrl:
@@ -66,5 +72,5 @@ def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float)
         for url in urls:
             items.append(WorkItem(url=url, purpose=purpose, task=src.kind, source_id=src.id,
                                   source_url=src.url, round_id=rnd.round_id, round_start=rnd.start, ctx=ctx,
-                                  seq=seq))
+                                  seq=seq, not_before=not_before))
     return items, skips

@@ -1,7 +1,6 @@
 """EventBridge `rate(...)` and `cron(...)` expressions: when does a bot's schedule fire (UTC)?"""
 from __future__ import annotations
 
-import calendar
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -10,7 +9,9 @@ _RATE = re.compile(r"^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)
 _CRON = re.compile(r"^cron\((.*)\)$")
 _UNIT_S = {"minute": 60, "hour": 3600, "day": 86400}
 _DOW_NAMES = {"SUN": 1, "MON": 2, "TUE": 3, "WED": 4, "THU": 5, "FRI": 6, "SAT": 7}
-_MONTH_NAMES = {m.upper(): i for i, m in enumerate(calendar.month_abbr) if m}
+# Spelled out: calendar.month_abbr follows the process locale, EventBridge does not.
+_MONTH_NAMES = {m: i for i, m in enumerate(
+    ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"), start=1)}
 _SEARCH_DAYS = 366 * 5
 
 
@@ -70,8 +71,11 @@ def _field(text: str, lo: int, hi: int, names: dict[str, int] | None = None) -> 
             if not step_s.isdigit() or int(step_s) == 0:
                 raise ScheduleError(f"bad step in {text!r}")
             step = int(step_s)
-        if part in ("*", ""):
+        if part == "*":
             a, b = lo, hi
+        elif not part:
+            # "0," or "/5" is a typo, not "every value".
+            raise ScheduleError(f"empty value in {text!r}")
         elif "-" in part:
             a_s, b_s = part.split("-", 1)
             a, b = _value(a_s, names), _value(b_s, names)
@@ -88,7 +92,7 @@ def _value(text: str, names: dict[str, int] | None) -> int:
     up = text.upper()
     if names and up in names:
         return names[up]
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         raise ScheduleError(f"{text!r} is not a number{' or a name' if names else ''}")
     return int(text)
 

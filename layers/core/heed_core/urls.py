@@ -21,7 +21,7 @@ def authority(url: str) -> str:
     if scheme not in _DEFAULT_PORT or not parts.hostname:
         raise BadUrl(f"not an absolute http(s) URL: {url!r}")
     try:
-        port = parts.port or _DEFAULT_PORT[scheme]
+        port = parts.port if parts.port is not None else _DEFAULT_PORT[scheme]  # ":0" is not ":80"
     except ValueError as exc:
         raise BadUrl(f"bad port in {url!r}") from exc
     host = parts.hostname.lower()

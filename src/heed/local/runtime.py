@@ -131,6 +131,7 @@ class LocalRun:
         self.rounds = 0
         self.invocations = 0
         self.billed_s = 0.0  # wall time spent inside the fetcher handler (Lambda's billed duration)
+        self.max_receive_count = 0  # the highest ApproximateReceiveCount a token reached
 
     # --- set-up ---------------------------------------------------------------------------
     def setup(self) -> None:
@@ -180,7 +181,7 @@ class LocalRun:
                 left = self.drain()
             summary = {"bot": self.profile.name, "start": iso(self.start), "until": iso(self.until),
                        "rounds": self.rounds, "invocations": self.invocations,
-                       "fetcher_billed_s": round(self.billed_s, 3),
+                       "fetcher_billed_s": round(self.billed_s, 3), "max_receive_count": self.max_receive_count,
                        "deferred_at_end": left, "wall_time_s": round(time.monotonic() - wall0, 3)}
         finally:
             self._mock.stop()
@@ -231,6 +232,8 @@ class LocalRun:
                     "md5OfBody": m.get("MD5OfBody", ""), "eventSource": "aws:sqs",
                     "eventSourceARN": self.res.queue_arn, "awsRegion": REGION} for m in msgs]
         self.invocations += 1
+        self.max_receive_count = max([self.max_receive_count] + [
+            int(m.get("Attributes", {}).get("ApproximateReceiveCount", "0")) for m in msgs])
         t0 = time.monotonic()
         try:
             resp = self.fetcher({"Records": records}, LambdaContext("FetcherFunction"))

@@ -1,0 +1,178 @@
+"""Which rounds are due between two ticks, and the entry work (or the skip) of each source."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from heed_core.profile import Profile, load_profile
+from heed_core.rounds import Round, due_rounds, entry_items, round_id
+from heed_core.urls import same_authority
+from heed_core.work import Source
+
+
+def ts(*args: int) -> float:
+    return datetime(*args, tzinfo=timezone.utc).timestamp()
+
+
+MONDAY = ts(2024, 3, 4)
+SATURDAY = ts(2024, 3, 9)
+
+
+@pytest.fixture(scope="module")
+def aube() -> Profile:
+    return load_profile("aubebot")
+
+
+@pytest.fixture(scope="module")
+def subsidie() -> Profile:
+    return load_profile("subsidieupdate")
+
+
+def src(url: str, kind: str, **kw: Any) -> Source:
+    return Source(id=Source.make_id(url, kind), url=url, kind=kind, **kw)
+
+
+# --- due_rounds ------------------------------------------------------------------------------------
+
+def test_round_id_is_the_utc_start_and_the_task() -> None:
+    assert round_id(ts(2024, 3, 4, 12, 15), "feed") == "2024-03-04T12:15:00Z/feed"
+
+
+def test_aube_08_a_feed_round_every_15_minutes(aube: Profile) -> None:
+    rounds = due_rounds(aube, ts(2024, 3, 4, 12), ts(2024, 3, 4, 13))
+    assert [r.round_id for r in rounds] == [
+        "2024-03-04T12:15:00Z/feed", "2024-03-04T12:30:00Z/feed",
+        "2024-03-04T12:45:00Z/feed", "2024-03-04T13:00:00Z/feed",
+    ]
+    assert all(r.task == "feed" for r in rounds)
+
+
+def test_due_rounds_between_close_ticks(aube: Profile) -> None:
+    assert due_rounds(aube, ts(2024, 3, 4, 12, 1), ts(2024, 3, 4, 12, 14, 59)) == []
+    assert due_rounds(aube, ts(2024, 3, 4, 12, 14), ts(2024, 3, 4, 12, 15)) == [
+        Round("2024-03-04T12:15:00Z/feed", ts(2024, 3, 4, 12, 15), "feed")]
+    assert due_rounds(aube, ts(2024, 3, 4, 12, 15), ts(2024, 3, 4, 12, 15)) == []
+
+
+def test_subsidie_02_working_day_rounds(subsidie: Profile) -> None:
+    rounds = due_rounds(subsidie, MONDAY, MONDAY + 86400 - 1)
+    hours = [datetime.fromtimestamp(r.start, tz=timezone.utc).hour for r in rounds]
+    assert hours == [7, 9, 11, 13, 15]
+    assert {r.task for r in rounds} == {"subsidy"}
+
+
+def test_subsidie_02_weekend_day_has_one_round(subsidie: Profile) -> None:
+    rounds = due_rounds(subsidie, SATURDAY, SATURDAY + 86400 - 1)
+    assert [r.round_id for r in rounds] == ["2024-03-09T10:00:00Z/subsidy"]
+
+
+def test_catch_up_is_capped_at_a_day(aube: Profile, subsidie: Profile) -> None:
+    # GIVEN the last tick was a week ago (the scheduler was off)
+    now = ts(2024, 3, 11, 12)
+    week_ago = now - 7 * 86400
+    # THEN only the last day's firings are replayed
+    rounds = due_rounds(aube, week_ago, now)
+    assert len(rounds) == 24 * 4
+    assert min(r.start for r in rounds) > now - 86400
+    # Monday 12:00 looks back to Sunday 12:00: Monday 07:00, 09:00, 11:00 only (Sunday's 10:00 is older)
+    assert [r.round_id for r in due_rounds(subsidie, week_ago, now)] == [
+        "2024-03-11T07:00:00Z/subsidy", "2024-03-11T09:00:00Z/subsidy", "2024-03-11T11:00:00Z/subsidy"]
+
+
+def test_due_rounds_are_sorted_and_unique_over_several_schedules() -> None:
+    praha = load_profile("praha-x")
+    rounds = due_rounds(praha, MONDAY, MONDAY + 86400 - 1)
+    assert [r.round_id for r in rounds] == [
+        "2024-03-04T03:00:00Z/site_check",
+        "2024-03-04T06:00:00Z/feed", "2024-03-04T10:00:00Z/feed",
+        "2024-03-04T14:00:00Z/feed", "2024-03-04T18:00:00Z/feed",
+    ]
+
+
+# --- entry_items -----------------------------------------------------------------------------------
+
+NOW = ts(2024, 3, 4, 12, 15)
+FEED_ROUND = Round(round_id(NOW, "feed"), NOW, "feed")
+
+
+def test_entry_item_of_a_feed_source(aube: Profile) -> None:
+    feed = src("https://news.example/feed.xml", "feed")
+    items, skips = entry_items(aube, FEED_ROUND, [feed], NOW)
+    assert skips == []
+    (item,) = items
+    assert (item.url, item.purpose, item.task, item.source_id, item.source_url) == (
+        feed.url, "feed", "feed", feed.id, feed.url)
+    assert (item.round_id, item.round_start, item.depth) == (FEED_ROUND.round_id, NOW, 0)
+
+
+def test_closed_source_is_skipped(aube: Profile) -> None:
+    closed = src("https://news.example/feed.xml", "feed", closed=True, closed_reason="http_403")
+    items, skips = entry_items(aube, FEED_ROUND, [closed], NOW)
+    assert items == []
+    assert skips == [(closed, "source_closed", "http_403")]
+
+
+def test_sources_of_other_kinds_sit_out_silently(aube: Profile) -> None:
+    page = src("https://news.example/", "page")
+    assert entry_items(aube, FEED_ROUND, [page], NOW) == ([], [])
+
+
+def test_aube_08_feed_read_less_than_15_minutes_ago_waits_or_sits_out(aube: Profile) -> None:
+    # A read 14 minutes ago (late in the last round) waits one more minute instead of losing the
+    # round; a read 5 minutes ago sits this round out. Either way: never two reads within 15 min.
+    late = src("https://a.example/feed", "feed", last_read=NOW - 14 * 60)
+    recent = src("https://d.example/feed", "feed", last_read=NOW - 5 * 60)
+    due = src("https://b.example/feed", "feed", last_read=NOW - 15 * 60)
+    never = src("https://c.example/feed", "feed")
+    items, skips = entry_items(aube, FEED_ROUND, [late, recent, due, never], NOW)
+    assert [(i.source_id, i.not_before) for i in items] == [
+        (late.id, NOW + 60), (due.id, 0.0), (never.id, 0.0)]
+    assert [(s, reason) for s, reason, _ in skips] == [(recent, "seen_recently")]
+
+
+def test_praha_04_site_check_once_a_week() -> None:
+    praha = load_profile("praha-x")
+    rnd = Round(round_id(NOW, "site_check"), NOW, "site_check")
+    six_days = src("https://a.example.cz/", "site_check", last_read=NOW - 6 * 86400)
+    a_week = src("https://b.example.cz/", "site_check", last_read=NOW - 7 * 86400)
+    items, skips = entry_items(praha, rnd, [six_days, a_week], NOW)
+    assert [(i.source_id, i.purpose, i.url) for i in items] == [(a_week.id, "homepage", a_week.url)]
+    assert [(s.id, reason) for s, reason, _ in skips] == [(six_days.id, "seen_recently")]
+
+
+@pytest.mark.parametrize("bot, kind", [("wannadobot", "agenda"), ("subsidieupdate", "subsidy")])
+def test_wannado_06_site_sources_start_at_sitemap_xml(bot: str, kind: str) -> None:
+    p = load_profile(bot)
+    rnd = Round(round_id(NOW, kind), NOW, kind)
+    venue = src("https://Venue.example/agenda/", kind)
+    items, skips = entry_items(p, rnd, [venue], NOW)
+    assert skips == []
+    (item,) = items
+    assert urlsplit(item.url).path == "/sitemap.xml"
+    assert same_authority(item.url, venue.url)
+    assert (item.purpose, item.task, item.source_url) == ("sitemap", kind, venue.url)
+    assert item.ctx["role"] == kind and item.ctx["level"] == 0
+
+
+def test_site_source_with_its_own_sitemaps() -> None:
+    p = load_profile("subsidieupdate")
+    rnd = Round(round_id(NOW, "subsidy"), NOW, "subsidy")
+    maps = ["https://gemeente.example.nl/sitemap-subsidies.xml", "https://gemeente.example.nl/sitemap-2.xml"]
+    town = src("https://gemeente.example.nl/", "subsidy", options={"sitemaps": maps})
+    items, _ = entry_items(p, rnd, [town], NOW)
+    assert [i.url for i in items] == maps
+
+
+def test_source_with_a_bad_url_is_skipped(aube: Profile) -> None:
+    bad = src("ftp://news.example/feed", "feed")
+    items, skips = entry_items(aube, FEED_ROUND, [bad], NOW)
+    assert items == [] and [(s, reason) for s, reason, _ in skips] == [(bad, "bad_url")]
+
+
+def test_entry_items_have_distinct_work_ids(aube: Profile) -> None:
+    feeds = [src(f"https://n{i}.example/feed", "feed") for i in range(5)]
+    items, _ = entry_items(aube, FEED_ROUND, feeds, NOW)
+    assert len({i.work_id for i in items}) == 5
