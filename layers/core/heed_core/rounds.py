@@ -51,9 +51,9 @@ def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float)
         if cadence and src.last_read is not None and now - src.last_read < cadence:
             # AUBE-08 (one feed read per 15 minutes), PRAHA-04 (a site check once a week): a read
             # that would come too early waits for its time if that is within this round's reach
-            # (half a cadence), and sits the round out otherwise.
+            # (half a cadence, at most an hour), and sits the round out otherwise.
             wait = src.last_read + cadence - now
-            if wait > cadence / 2:
+            if wait > min(cadence / 2, 3600.0):
                 skips.append((src, "seen_recently", f"read {int(now - src.last_read)} s ago; cadence {int(cadence)} s"))
                 continue
             not_before = src.last_read + cadence
