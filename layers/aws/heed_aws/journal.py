@@ -10,6 +10,11 @@ logger = Logger(service="heed")
 metrics = Metrics(namespace="Heed", service="heed")
 
 
+def count(name: str) -> None:
+    """One EMF count (requests by status, skips by reason, deferrals, results by kind)."""
+    metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+
+
 class LogJournal:
     """Logs in Lambda; ``tap`` lets the local runtime mirror records into jsonl files."""
 
@@ -20,14 +25,13 @@ class LogJournal:
     def request(self, record: dict[str, Any]) -> None:
         logger.info("request", extra={"heed": "request", **record})
         if self.emit_metrics:
-            status = record.get("status", record.get("error", "error"))
-            metrics.add_metric(name=f"Requests_{status}", unit=MetricUnit.Count, value=1)
+            count(f"Requests_{record.get('status', record.get('error', 'error'))}")
         if self.tap is not None:
             self.tap("request", record)
 
     def skip(self, record: dict[str, Any]) -> None:
         logger.info("skip", extra={"heed": "skip", **record})
         if self.emit_metrics:
-            metrics.add_metric(name=f"Skips_{record.get('reason', 'unknown')}", unit=MetricUnit.Count, value=1)
+            count(f"Skips_{record.get('reason', 'unknown')}")
         if self.tap is not None:
             self.tap("skip", record)

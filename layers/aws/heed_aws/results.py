@@ -30,6 +30,9 @@ class AwsResults:
             raise ResultsError("put_events") from exc
         if resp.get("FailedEntryCount"):
             raise ResultsError(f"put_events: {resp['Entries']}")
+        from heed_aws.journal import count
+
+        count(f"Results_{detail_type.replace('.', '_')}")
         if self.tap is not None:
             self.tap(detail_type, record)
 

@@ -10,7 +10,9 @@ from heed_core.profile import Profile
 from heed_core.rounds import Round, due_rounds, entry_items, round_id
 from heed_core.store import Journal, Store
 
-from heed_aws.journal import logger
+from aws_lambda_powertools.metrics import MetricUnit
+
+from heed_aws.journal import logger, metrics
 from heed_aws.queue import TokenQueue
 
 MAX_REAL_FAILURES = 3  # then the work item is recorded as a skip; deferrals never count here
@@ -52,6 +54,7 @@ def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQ
             queue.hide(rec["receiptHandle"], turn.delay_s)
             failures.append({"itemIdentifier": msg_id})
             held[group] = turn.delay_s
+            metrics.add_metric(name="Deferrals", unit=MetricUnit.Count, value=1)
             logger.debug("deferred", extra={"heed": "defer", "host": host, "seconds": turn.delay_s, "why": turn.why})
         elif turn.more:
             tokens.append((host, rid, f"after:{msg_id}"))

@@ -132,6 +132,7 @@ class LocalRun:
         self.invocations = 0
         self.billed_s = 0.0  # wall time spent inside the fetcher handler (Lambda's billed duration)
         self.max_receive_count = 0  # the highest ApproximateReceiveCount a token reached
+        self.in_handler = False  # True while the fetcher handler runs (tests watch for sleeps)
 
     # --- set-up ---------------------------------------------------------------------------
     def setup(self) -> None:
@@ -235,12 +236,14 @@ class LocalRun:
         self.max_receive_count = max([self.max_receive_count] + [
             int(m.get("Attributes", {}).get("ApproximateReceiveCount", "0")) for m in msgs])
         t0 = time.monotonic()
+        self.in_handler = True
         try:
             resp = self.fetcher({"Records": records}, LambdaContext("FetcherFunction"))
         except Exception as exc:  # noqa: BLE001 - as in Lambda: a crashed batch is retried by SQS
             print(f"\nfetcher invocation failed: {exc!r}", file=sys.stderr)
             return
         finally:
+            self.in_handler = False
             self.billed_s += time.monotonic() - t0
         failed = {f["itemIdentifier"] for f in (resp or {}).get("batchItemFailures", [])}
         done = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(msgs)
