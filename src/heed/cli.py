@@ -132,6 +132,20 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0 if found else 1
 
 
+def cmd_info_page(args: argparse.Namespace) -> int:
+    from heed_core.profile import ProfileError, load_profile
+
+    from heed.infopage import write_info_page
+
+    try:
+        profile = load_profile(args.bot)
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from exc
+    for path in write_info_page(profile, Path(args.out)):
+        print(path)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="heed", description="Heed: a serverless, polite web crawler.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -190,6 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
     expl.add_argument("--out", default="heed-out", help="the run's output folder")
     expl.add_argument("--prefix", action="store_true", help="match every URL starting with it")
     expl.set_defaults(func=cmd_explain)
+
+    info = sub.add_parser("info-page", help="the bot's public info page (and ips.json) from its profile")
+    info.add_argument("bot")
+    info.add_argument("--out", default="heed-out/info", help="output folder")
+    info.set_defaults(func=cmd_info_page)
 
     prof = sub.add_parser("profile", help="bot profiles")
     prof_sub = prof.add_subparsers(dest="profile_command", required=True)
