@@ -254,7 +254,8 @@ def _agenda(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput
                   "name": e.name, "start": e.start, "end": e.end, "location": e.location,
                   "price": e.price, "description": e.description, "image": e.image,
                   "format": e.source_format}
-        _emit(ctx, "event.found", short_hash(ctx.profile.name, "event", item.url, e.name or "", e.start or ""), record)
+        # One event, one result: an overview page and the event's own page name the same event.
+        _emit(ctx, "event.found", short_hash(ctx.profile.name, "event", e.url or item.url, e.name or "", e.start or ""), record)
     return out
 
 
