@@ -42,6 +42,16 @@ def _emit(ctx: TaskContext, detail_type: str, result_id: str, record: dict[str, 
     return True
 
 
+def _directives(item: WorkItem, result: FetchResult, ctx: TaskContext, out: TaskOutput) -> signals.Directives | None:
+    """SUBSIDIE-09: a noindex page is not stored (None, with the skip recorded); nofollow is the
+    caller's to honour."""
+    directives = signals.robots_directives(result.headers, result.body, ctx.profile.robots_token)
+    if directives.noindex:
+        out.skips.append((item.url, "noindex", ", ".join(directives.sources)))
+        return None
+    return directives
+
+
 def _ctype(result: FetchResult) -> str | None:
     return result.header("Content-Type")
 
@@ -98,9 +108,8 @@ def _article_refusal(url: str, item: WorkItem, follow: dict[str, Any], ctx: Task
 
 def _article(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
     out = TaskOutput()
-    directives = signals.robots_directives(result.headers, result.body, ctx.profile.robots_token)
-    if directives.noindex:
-        out.skips.append((item.url, "noindex", ", ".join(directives.sources)))
+    directives = _directives(item, result, ctx, out)
+    if directives is None:
         return out
     pay = paywall.is_paywalled(result.body)
     if pay.paywalled:
@@ -129,9 +138,8 @@ def _article(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutpu
 # --- listing pages and the sitemap fallback (SPRING-01..04) -----------------------------------
 def _page(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
     out = TaskOutput()
-    directives = signals.robots_directives(result.headers, result.body, ctx.profile.robots_token)
-    if directives.noindex:
-        out.skips.append((item.url, "noindex", ", ".join(directives.sources)))
+    directives = _directives(item, result, ctx, out)
+    if directives is None:
         return out
     if item.ctx.get("title_only"):
         title = pages.extract_title(result.body, content_type=_ctype(result))
@@ -239,9 +247,8 @@ class _NoSource:
 # --- agenda pages (WANNADO-06, -09, -10) -----------------------------------------------------------
 def _agenda(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
     out = TaskOutput()
-    directives = signals.robots_directives(result.headers, result.body, ctx.profile.robots_token)
-    if directives.noindex:
-        out.skips.append((item.url, "noindex", ", ".join(directives.sources)))
+    directives = _directives(item, result, ctx, out)
+    if directives is None:
         return out
     found = ev.extract_events(result.body, base_url=item.url)
     events = list(found.events)
@@ -262,9 +269,8 @@ def _agenda(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput
 # --- subsidy pages (SUBSIDIE-04, -09, -12) -----------------------------------------------------------
 def _subsidy(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
     out = TaskOutput()
-    directives = signals.robots_directives(result.headers, result.body, ctx.profile.robots_token)
-    if directives.noindex:
-        out.skips.append((item.url, "noindex", ", ".join(directives.sources)))  # SUBSIDIE-09
+    directives = _directives(item, result, ctx, out)
+    if directives is None:
         return out
     text = subsidy.normalise(subsidy.main_text(result.body))
     digest = subsidy.content_hash(text)
