@@ -224,13 +224,19 @@ class DynamoStore:
                           "ttl": _n(int(expires_at))}, only_new=True)
 
     def blocked(self, host: str) -> str | None:
-        name = host.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
+        """The block reason for the host or any parent domain, in one BatchGetItem."""
+        name = host.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]").lower()
         parts = name.split(".")
-        for i in range(len(parts)):
-            item = self._get("BLOCKS", ".".join(parts[i:]))
-            if item:
-                return _str(item, "reason") or "blocked by the operator"
-        return None
+        names = [".".join(parts[i:]) for i in range(len(parts))][:50]
+        try:
+            resp = self.db.batch_get_item(RequestItems={self.table: {
+                "Keys": [{"pk": _s("BLOCKS"), "sk": _s(n)} for n in dict.fromkeys(names)], "ConsistentRead": True}})
+        except ClientError as exc:
+            raise StoreError(f"blocked {host}") from exc
+        found = resp.get("Responses", {}).get(self.table, [])
+        if resp.get("UnprocessedKeys"):
+            raise StoreError(f"blocked {host}: unprocessed keys")
+        return (_str(found[0], "reason") or "blocked by the operator") if found else None
 
     def block_domain(self, domain: str, reason: str) -> None:
         self._put({"pk": _s("BLOCKS"), "sk": _s(domain.lower().strip(".")), "reason": _s(reason)})

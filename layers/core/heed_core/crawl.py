@@ -87,7 +87,7 @@ class Crawler:
 
     def _step(self, host: str, item: WorkItem, now: float, wake: set[str]) -> TurnResult | None:
         """None: the item was settled without a request (go on with the next one)."""
-        reason = self._refusal(host, item, now)
+        reason, state, seen = self._refusal(host, item, now)
         if reason is not None:
             self._skip_item(item, *reason)
             return None
@@ -117,27 +117,30 @@ class Crawler:
                 return tdm
         delay = effective_delay(float(self.p.get("politeness.min_delay_s")), verdict.crawl_delay,
                                 float(self.p.get("politeness.crawl_delay_cap_s")))
-        return self._fetch_item(host, item, now, delay, wake)
+        return self._fetch_item(host, item, now, delay, wake, state, seen)
 
-    def _refusal(self, host: str, item: WorkItem, now: float) -> tuple[str, str] | None:
+    def _refusal(self, host: str, item: WorkItem, now: float
+                 ) -> tuple[tuple[str, str] | None, politeness.HostState | None, UrlRecord | None]:
+        """Why this item is settled without a request (or None), plus the host and URL state read."""
         # COMMON-08: a stop request is honoured without any robots.txt change.
         if domain_blocked(host, self.p.get("operator.blocked_domains") or []):
-            return ("blocked_by_operator", "listed in the profile's operator.blocked_domains")
+            return ("blocked_by_operator", "listed in the profile's operator.blocked_domains"), None, None
         blocked = self.store.blocked(host)
         if blocked:
-            return ("blocked_by_operator", blocked)
+            return ("blocked_by_operator", blocked), None, None
         source = self.store.get_source(item.source_id)
         if source is not None and source.closed:
-            return ("source_closed", source.closed_reason or "")  # PRAHA-07
+            return ("source_closed", source.closed_reason or ""), None, None  # PRAHA-07
         state = self.store.get_host(host)
         if state.stopped_until > now:
-            return ("host_stopped", f"{state.stop_reason} until {iso(state.stopped_until)}")
+            return ("host_stopped", f"{state.stop_reason} until {iso(state.stopped_until)}"), state, None
         if state.skip_round == item.round_id:
-            return ("robots_unavailable", "host skipped this round (robots.txt server error)")
+            return ("robots_unavailable", "host skipped this round (robots.txt server error)"), state, None
         seen = self.store.get_url(item.url)
         if seen is not None and seen.last_work_id == item.work_id:
-            return ("duplicate_delivery", "this work item was already done")  # at-least-once -> once
-        return None
+            # at-least-once delivery, exactly-once effects
+            return ("duplicate_delivery", "this work item was already done"), state, seen
+        return None, state, seen
 
     # --- robots.txt (COMMON-02) and tdmrep.json (PRAHA-03) ---------------------------------
     def _robots(self, host: str, now: float, source: str) -> RobotsOutcome | TurnResult:
@@ -198,9 +201,9 @@ class Crawler:
         return TurnResult("defer", delay_s=delay, requests=1, why="tdmrep_fetched")
 
     # --- pacing -----------------------------------------------------------------------------
-    def _gate(self, host: str, now: float) -> TurnResult | None:
+    def _gate(self, host: str, now: float, state: politeness.HostState | None = None) -> TurnResult | None:
         """None when a request may start now (and the host lease is ours)."""
-        decision = politeness.decide(self.store.get_host(host), now)
+        decision = politeness.decide(state or self.store.get_host(host), now)
         if isinstance(decision, politeness.Wait):
             return TurnResult("defer", delay_s=decision.until - now, why=decision.why)
         if isinstance(decision, politeness.Stopped):
@@ -209,12 +212,12 @@ class Crawler:
             return TurnResult("defer", delay_s=1.0, why="lease_taken")  # COMMON-05: someone else is on it
         return None
 
-    def _fetch_item(self, host: str, item: WorkItem, now: float, delay: float, wake: set[str]) -> TurnResult:
-        gate = self._gate(host, now)
+    def _fetch_item(self, host: str, item: WorkItem, now: float, delay: float, wake: set[str],
+                    state: politeness.HostState | None, seen: UrlRecord | None) -> TurnResult:
+        gate = self._gate(host, now, state)
         if gate is not None:
             return gate
         headers: dict[str, str] = {}
-        seen = self.store.get_url(item.url)
         if self.p.get("conditional_requests") and seen is not None:
             # AUBE-02 / WANNADO-07: an unchanged page costs the site a 304.
             if seen.etag:
