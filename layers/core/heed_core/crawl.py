@@ -140,6 +140,14 @@ class Crawler:
         if seen is not None and seen.last_work_id == item.work_id:
             # at-least-once delivery, exactly-once effects
             return ("duplicate_delivery", "this work item was already done"), state, seen
+        if seen is not None and item.purpose == "article" and seen.last_fetched is not None and \
+                (self.p.task("feed").get("article_followup") or {}).get("once_ever"):
+            # AUBE-03 / PRAHA-05: queued twice (two feeds, two rounds) is still read once.
+            return ("already_read", "an article page is read only once"), state, seen
+        week = float(self.p.task("sitemap_fallback").get("title_refetch_after_s", 0) or 0)
+        if seen is not None and item.ctx.get("title_only") and seen.title_fetched_at and \
+                now - seen.title_fetched_at < week:
+            return ("seen_recently", "title fetched within a week (SPRING-04)"), state, seen
         return None, state, seen
 
     # --- robots.txt (COMMON-02) and tdmrep.json (PRAHA-03) ---------------------------------
