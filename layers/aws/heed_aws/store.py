@@ -206,6 +206,8 @@ class DynamoStore:
 
     # --- caps, results, blocks, meta ----------------------------------------------------------
     def take_quota(self, key: str, limit: int, expires_at: float) -> bool:
+        if limit <= 0:
+            return False
         try:
             self.db.update_item(TableName=self.table, Key={"pk": _s(f"QUOTA#{key}"), "sk": _s("N")},
                                 UpdateExpression="ADD n :one SET #t = :ttl",

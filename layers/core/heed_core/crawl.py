@@ -111,12 +111,12 @@ class Crawler:
                 detail = f"{detail} (line {verdict.line}, group {verdict.group})"
             self._skip_item(item, code, detail)
             return None
-        if item.purpose == "article" and self.p.task("feed").get("article_followup", {}).get("respect_tdmrep"):
-            tdm = self._tdmrep(host, now, item.source_id)
-            if isinstance(tdm, TurnResult):
-                return tdm
         delay = effective_delay(float(self.p.get("politeness.min_delay_s")), verdict.crawl_delay,
                                 float(self.p.get("politeness.crawl_delay_cap_s")))
+        if item.purpose == "article" and self.p.task("feed").get("article_followup", {}).get("respect_tdmrep"):
+            tdm = self._tdmrep(host, now, item.source_id, robots, delay)
+            if isinstance(tdm, TurnResult):
+                return tdm
         return self._fetch_item(host, item, now, delay, wake, state, seen)
 
     def _refusal(self, host: str, item: WorkItem, now: float
@@ -158,26 +158,32 @@ class Crawler:
                 return RobotsOutcome.from_dict(cached, self.robots_policy)
             except RobotsCacheError:
                 pass
-        gate = self._gate(host, now)
+        # RFC 9309 2.3.1.2: up to five redirect hops; COMMON-06: each hop is its own request,
+        # paced on the host it goes to, so a hop may have to wait for a later turn.
+        hop = self.store.get_cached("robots_hop", host, now) or {"url": host + "/robots.txt", "hops": 0}
+        url, hops = str(hop["url"]), int(hop["hops"])
+        target = authority(url)
+        gate = self._gate(target, now)
         if gate is not None:
             return gate
-        url = host + "/robots.txt"
-        result = None
+        min_delay = float(self.p.get("politeness.min_delay_s"))
         try:
-            for _ in range(int(self.p.get("robots.max_redirects")) + 1):
-                result = self._get(url, "robots", source=source, max_bytes=int(self.p.get("robots.max_bytes")))
-                if result.status in REDIRECT_STATUSES and result.header("Location"):
-                    nxt = absolute(url, result.header("Location") or "")
-                    if nxt is None:
-                        break
-                    url = nxt
-                    continue
-                break
+            result = self._get(url, "robots", source=source, max_bytes=int(self.p.get("robots.max_bytes")))
         finally:
-            t_end = result.t_end if result is not None else self.clock.now()
-            self.store.release_host(host, next_allowed=politeness.next_allowed_after(
-                t_end, float(self.p.get("politeness.min_delay_s"))), t_end=t_end)
-        assert result is not None
+            t_end = self.clock.now()
+            self.store.release_host(target, next_allowed=politeness.next_allowed_after(t_end, min_delay), t_end=t_end)
+        t_end = result.t_end or t_end
+        nxt = absolute(url, result.header("Location") or "") if result.status in REDIRECT_STATUSES else None
+        if nxt is not None and hops < int(self.p.get("robots.max_redirects")):
+            self.store.put_cached("robots_hop", host, {"url": nxt, "hops": hops + 1}, expires_at=t_end + 3600)
+            wait = self.store.get_host(authority(nxt)).next_allowed - self.clock.now()
+            return TurnResult("defer", delay_s=max(0.0, wait), requests=1, why="robots_redirect")
+        self.store.put_cached("robots_hop", host, {}, expires_at=0.0)
+        if result.status == 429 or is_challenge(result.status, result.headers, result.body):
+            # SPRING-05 / PRAHA-07: "too many requests" (or a challenge) on robots.txt is the site
+            # asking us to stop, not a missing file: stop the host, or close the source.
+            self._stop_from(result, host, source, now)
+            return TurnResult("defer", delay_s=0.0, more=True, requests=1, why="robots_refused")
         outcome = robots_from_response(result.status, result.error, result.body, self.robots_policy)
         ttl = float(self.p.get("robots.cache_ttl_s"))
         if outcome.reason in ("robots_server_error", "robots_unreachable"):
@@ -185,27 +191,45 @@ class Crawler:
         self.store.put_cached("robots", host, outcome.to_dict(), expires_at=t_end + ttl)
         if outcome.kind == "parsed" and outcome.robots is not None:
             # The Crawl-delay now known may lengthen the gap after this very request.
-            delay = effective_delay(float(self.p.get("politeness.min_delay_s")),
-                                    outcome.robots.crawl_delay(self.token),
+            delay = effective_delay(min_delay, outcome.robots.crawl_delay(self.token),
                                     float(self.p.get("politeness.crawl_delay_cap_s")))
-            self.store.release_host(host, next_allowed=t_end + delay, t_end=t_end)
+            self.store.release_host(target, next_allowed=t_end + delay, t_end=t_end)
+        sent = 1 if result.sent else 0
         return TurnResult("defer", delay_s=max(0.0, self.store.get_host(host).next_allowed - self.clock.now()),
-                          requests=1, why="robots_fetched")
+                          requests=sent, why="robots_fetched")
 
-    def _tdmrep(self, host: str, now: float, source: str) -> dict[str, Any] | TurnResult:
+    def _stop_from(self, result: FetchResult, host: str, source: str, now: float) -> None:
+        outcome = classify(result, responses=self.p.get("responses"), retries_used_today=0, now=now,
+                           challenge=is_challenge(result.status, result.headers, result.body))
+        if outcome.action not in ("stop_host", "close_source"):
+            return
+        self.store.stop_host(host, outcome.until or now, outcome.reason)
+        if outcome.action == "close_source" and source:
+            self.store.update_source(source, closed=True, closed_reason=f"{outcome.reason}: {outcome.detail}")
+            self.results.emit("source.closed", {"bot": self.p.name, "kind": "source_closed", "source": source,
+                                                 "url": result.url, "reason": outcome.reason, "detail": outcome.detail})
+
+    def _tdmrep(self, host: str, now: float, source: str, robots: RobotsOutcome,
+                delay: float) -> dict[str, Any] | TurnResult:
         cached = self.store.get_cached("tdmrep", host, now)
         if cached is not None:
             return cached
+        url = host + "/.well-known/tdmrep.json"
+        ttl = float(self.p.get("robots.cache_ttl_s"))
+        if robots.robots is not None and not robots.robots.verdict(url, self.token).allowed:
+            # COMMON-02 holds for the well-known file too: not read means no reservation known.
+            data: dict[str, Any] = {"status": None, "body": "", "note": "robots.txt disallows tdmrep.json"}
+            self.store.put_cached("tdmrep", host, data, expires_at=now + ttl)
+            return data
         gate = self._gate(host, now)
         if gate is not None:
             return gate
-        result = self._get(host + "/.well-known/tdmrep.json", "tdmrep", source=source,
-                           max_bytes=self.p.max_bytes("tdmrep"))
-        delay = float(self.p.get("politeness.min_delay_s"))
+        result = self._get(url, "tdmrep", source=source, max_bytes=self.p.max_bytes("tdmrep"))
+        # PRAHA-06: the gap after this request is the host's effective delay (Crawl-delay included).
         self.store.release_host(host, next_allowed=result.t_end + delay, t_end=result.t_end)
         body = result.body if result.status == 200 else b""
         data = {"status": result.status, "body": body.decode("utf-8", "replace")}
-        self.store.put_cached("tdmrep", host, data, expires_at=result.t_end + float(self.p.get("robots.cache_ttl_s")))
+        self.store.put_cached("tdmrep", host, data, expires_at=result.t_end + ttl)
         return TurnResult("defer", delay_s=delay, requests=1, why="tdmrep_fetched")
 
     # --- pacing -----------------------------------------------------------------------------
