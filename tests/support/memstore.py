@@ -78,8 +78,11 @@ class MemoryStore:
     def add_work(self, item: WorkItem) -> bool:
         host = item.host
         queue = self.frontier.setdefault(host, {})
-        if item.work_id in self.done.get(host, set()) or item.order_key in queue:
+        # One marker per work id, set when added and kept after it is done: the same work is
+        # added once, whatever its position (seq, depth) in the frontier.
+        if item.work_id in self.done.get(host, set()):
             return False
+        self.done.setdefault(host, set()).add(item.work_id)
         queue[item.order_key] = json.dumps(item.to_dict())
         return True
 

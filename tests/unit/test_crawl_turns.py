@@ -13,12 +13,13 @@ from heed_core.politeness import end_of_day
 from heed_core.ports import FakeClock
 from heed_core.profile import Profile, load_profile, load_profile_data
 from heed_core.rounds import Round, entry_items, round_id
+from heed_core.urls import origin
 from heed_core.work import Source, WorkItem
 from tests.support.memstore import Exchange, FakeTransport, ListJournal, ListResults, MemoryStore, Reply
 
 T0 = 1_709_618_400.0  # 2024-03-05T06:00:00Z, a Tuesday
 SITE = "http://news.example"
-HOST = "http://news.example:80"  # the authority: robots.txt is asked at HOST + "/robots.txt"
+HOST = "http://news.example:80"  # the authority: robots.txt is asked at SITE + "/robots.txt"
 OTHER = "http://other.example"
 OTHER_HOST = "http://other.example:80"
 LONG = "x" * 700  # a feed summary long enough that AubeBot opens no article (AUBE-03)
@@ -158,7 +159,7 @@ def gaps(exchanges: list[Exchange]) -> list[float]:
 def test_common_02_robots_first_and_a_disallowed_url_is_never_requested() -> None:
     # GIVEN AubeBot, a feed whose two short items link to /private/a (disallowed) and /news/b
     r = rig("aubebot")
-    r.transport.script(HOST + "/robots.txt", robots("User-agent: *\nDisallow: /private/\n"))
+    r.transport.script(SITE + "/robots.txt", robots("User-agent: *\nDisallow: /private/\n"))
     r.transport.script(SITE + "/feed.xml", Reply(200, FEED_CT, rss((SITE + "/private/a", "short"),
                                                                    (SITE + "/news/b", "short"))))
     r.transport.script(SITE + "/news/b", Reply(200, HTML_CT, PAGE))
@@ -166,7 +167,7 @@ def test_common_02_robots_first_and_a_disallowed_url_is_never_requested() -> Non
     # WHEN the queue is played out
     r.play()
     # THEN robots.txt was the first request, the allowed article was read, the disallowed never
-    assert r.transport.urls() == [HOST + "/robots.txt", SITE + "/feed.xml", SITE + "/news/b"]
+    assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/feed.xml", SITE + "/news/b"]
     assert SITE + "/private/a" not in [q.url for q in r.transport.requests]
     assert r.skipped(SITE + "/private/a") == ["robots_disallowed"]
     assert [j["url"] for j in r.journal.requests] == r.transport.urls()
@@ -181,7 +182,7 @@ def test_common_02_robots_first_on_every_host_a_bot_visits() -> None:
     r.play()
     # THEN each host's first request is its robots.txt
     for host in (HOST, OTHER_HOST):
-        assert [e.request.url for e in r.sent(host)][0] == host + "/robots.txt"
+        assert [e.request.url for e in r.sent(host)][0] == origin(host) + "/robots.txt"
         assert [e.request.purpose for e in r.sent(host)] == ["robots", "feed"]
 
 
@@ -189,7 +190,7 @@ def test_common_02_robots_first_on_every_host_a_bot_visits() -> None:
 def test_common_05_aube_09_gap_counted_from_end_of_request_and_no_turn_sleeps() -> None:
     # GIVEN AubeBot (1.5 s) and requests that take 0.25 to 0.75 s
     r = rig("aubebot")
-    r.transport.script(HOST + "/robots.txt", robots("User-agent: *\nAllow: /\n", duration=0.25))
+    r.transport.script(SITE + "/robots.txt", robots("User-agent: *\nAllow: /\n", duration=0.25))
     r.transport.script(SITE + "/feed.xml", Reply(200, FEED_CT, rss((SITE + "/a", "s"), (SITE + "/b", "s")),
                                                  duration=0.5))
     for path in ("/a", "/b"):
@@ -221,7 +222,7 @@ def test_common_05_a_second_invocation_is_refused_while_a_request_is_in_flight()
     r.play()
     # THEN the second invocation deferred without a request (two requests never overlap)
     assert [t.action for t in seen] == ["defer"] and seen[0].requests == 0
-    assert [e.request.url for e in r.transport.log] == [HOST + "/robots.txt", SITE + "/feed.xml"]
+    assert [e.request.url for e in r.transport.log] == [SITE + "/robots.txt", SITE + "/feed.xml"]
 
 
 # --- AUBE-04 / SUBSIDIE-07 / SPRING-08: Crawl-delay raises the gap up to the bot's cap ----------------
@@ -234,7 +235,7 @@ def test_aube_04_subsidie_07_crawl_delay_raises_the_gap_up_to_the_cap(bot: str, 
     # GIVEN a host asking for a Crawl-delay, and two pages of the bot's kind of work on it
     r = rig(bot)
     purpose, task = KIND[bot]
-    r.transport.script(HOST + "/robots.txt", robots(f"User-agent: *\nCrawl-delay: {crawl_delay}\n"))
+    r.transport.script(SITE + "/robots.txt", robots(f"User-agent: *\nCrawl-delay: {crawl_delay}\n"))
     for i in (1, 2):
         r.transport.script(f"{SITE}/p{i}", plain_reply(purpose, duration=0.5))
         r.item(f"{SITE}/p{i}", purpose, task, seq=i)
@@ -242,7 +243,7 @@ def test_aube_04_subsidie_07_crawl_delay_raises_the_gap_up_to_the_cap(bot: str, 
     r.play()
     # THEN every gap on the host, the one after robots.txt included, is the capped delay exactly
     sent = r.sent(HOST)
-    assert [e.request.url for e in sent] == [HOST + "/robots.txt", SITE + "/p1", SITE + "/p2"]
+    assert [e.request.url for e in sent] == [SITE + "/robots.txt", SITE + "/p1", SITE + "/p2"]
     assert gaps(sent) == [gap, gap]
 
 
@@ -257,14 +258,14 @@ def test_spring_05_429_stops_the_host_for_the_rest_of_the_day() -> None:
     # WHEN the round is played
     r.play()
     # THEN nothing after the 429 was requested; the later page is skipped as host_stopped
-    assert r.transport.urls() == [HOST + "/robots.txt", SITE + "/one"]
+    assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/one"]
     assert r.skipped(SITE + "/one") == ["host_stopped"]
     assert r.skipped(SITE + "/two") == ["host_stopped"]
     assert r.store.get_host(HOST).stopped_until == end_of_day(T0) == T0 + 18 * 3600
     # and the next day's round may fetch again
     r.round(first, second, at=T0 + 86400 + 60)
     r.play()
-    assert r.transport.urls()[2:] == [HOST + "/robots.txt", SITE + "/one", SITE + "/two"]
+    assert r.transport.urls()[2:] == [SITE + "/robots.txt", SITE + "/one", SITE + "/two"]
 
 
 def test_spring_05_a_longer_retry_after_is_respected() -> None:
@@ -302,7 +303,7 @@ def test_praha_07_block_closes_the_source(reply: Reply) -> None:
     # WHEN the round is played
     r.play()
     # THEN the source is closed, a source.closed result says so, and its work is skipped as source_closed
-    assert r.transport.urls() == [HOST + "/robots.txt", SITE + "/rss"]
+    assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/rss"]
     closed = r.store.get_source(feed.id)
     assert closed is not None and closed.closed
     assert [e["source"] for e in r.results.of_type("source.closed")] == [feed.id]
@@ -312,7 +313,7 @@ def test_praha_07_block_closes_the_source(reply: Reply) -> None:
     r.round(feed, other, at=T0 + 4 * 3600)
     r.play()
     assert r.round_skips == [(feed.id, "source_closed")]
-    assert r.transport.urls() == [HOST + "/robots.txt", SITE + "/rss"]
+    assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/rss"]
     assert r.skipped(SITE + "/other-rss") == ["host_stopped"]
 
 
@@ -349,18 +350,18 @@ def test_common_06_redirect_is_a_separate_paced_request() -> None:
     r.round(r.source(SITE + "/old", "page"))
     r.play()
     sent = r.sent()
-    assert [e.request.url for e in sent] == [HOST + "/robots.txt", SITE + "/old", SITE + "/new"]
+    assert [e.request.url for e in sent] == [SITE + "/robots.txt", SITE + "/old", SITE + "/new"]
     assert gaps(sent) == [10.0, 10.0]  # SPRING-08: the hop waits like any other request
     assert [e["url"] for e in r.results.of_type("item.found")] == [SITE + "/story/1"]
 
 
 def test_common_06_redirect_to_a_disallowed_path_is_not_requested() -> None:
     r = rig("springstudiobot")
-    r.transport.script(HOST + "/robots.txt", robots("User-agent: SpringStudioBot\nDisallow: /private/\n"))
+    r.transport.script(SITE + "/robots.txt", robots("User-agent: SpringStudioBot\nDisallow: /private/\n"))
     r.transport.script(SITE + "/old", Reply(302, {"Location": SITE + "/private/x"}))
     r.round(r.source(SITE + "/old", "page"))
     r.play()
-    assert r.transport.urls() == [HOST + "/robots.txt", SITE + "/old"]
+    assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/old"]
     assert r.skipped(SITE + "/private/x") == ["robots_disallowed"]
 
 
@@ -370,7 +371,7 @@ def test_common_06_redirect_to_another_host_reads_that_hosts_robots_first() -> N
     r.transport.script(OTHER + "/page", plain_reply("page"))
     r.round(r.source(SITE + "/old", "page"))
     turns = r.play()
-    assert r.transport.urls() == [HOST + "/robots.txt", SITE + "/old", OTHER_HOST + "/robots.txt", OTHER + "/page"]
+    assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/old", OTHER + "/robots.txt", OTHER + "/page"]
     assert any(OTHER_HOST in t.wake for t in turns)
     assert gaps(r.sent(OTHER_HOST)) == [10.0]
 
@@ -381,7 +382,7 @@ def test_common_06_redirect_into_a_blocked_domain_is_not_requested() -> None:
     r.transport.script(SITE + "/old", Reply(301, {"Location": OTHER + "/page"}))
     r.round(r.source(SITE + "/old", "page"))
     r.play()
-    assert r.transport.urls() == [HOST + "/robots.txt", SITE + "/old"]
+    assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/old"]
     assert r.skipped(OTHER + "/page") == ["blocked_by_operator"]
 
 
@@ -418,28 +419,28 @@ def test_aube_02_wannado_07_second_read_is_conditional_and_304_is_not_parsed(
 @pytest.mark.parametrize("status", [401, 403, 500, 503])
 def test_spring_10_unreadable_robots_means_nothing_is_fetched(status: int) -> None:
     r = rig("springstudiobot")
-    r.transport.script(HOST + "/robots.txt", Reply(status))
+    r.transport.script(SITE + "/robots.txt", Reply(status))
     r.round(r.source(SITE + "/one", "page"), r.source(SITE + "/two", "page"))
     r.play()
-    assert r.transport.urls() == [HOST + "/robots.txt"]
+    assert r.transport.urls() == [SITE + "/robots.txt"]
     assert r.skipped(SITE + "/one") == r.skipped(SITE + "/two") == ["robots_unavailable"]
 
 
 @pytest.mark.parametrize("status", [401, 403, 404, 410])
 def test_subsidie_11_robots_4xx_means_no_restrictions(status: int) -> None:
     r = rig("subsidieupdate")
-    r.transport.script(HOST + "/robots.txt", Reply(status))
-    r.transport.script(HOST + "/sitemap.xml", Reply(200, {"Content-Type": "application/xml"},
+    r.transport.script(SITE + "/robots.txt", Reply(status))
+    r.transport.script(SITE + "/sitemap.xml", Reply(200, {"Content-Type": "application/xml"},
                                                       b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>'))
     r.round(r.source(SITE + "/", "subsidy"))  # the round starts at the site's sitemap.xml (SUBSIDIE-01)
     r.play()
-    assert r.transport.urls() == [HOST + "/robots.txt", HOST + "/sitemap.xml"]
+    assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/sitemap.xml"]
 
 
 def test_subsidie_11_robots_5xx_skips_the_host_this_round_only() -> None:
     # GIVEN a municipality with two sitemaps and a robots.txt that fails with a 503, then recovers
     r = rig("subsidieupdate")
-    r.transport.script(HOST + "/robots.txt", Reply(503), robots("User-agent: *\nAllow: /\n"))
+    r.transport.script(SITE + "/robots.txt", Reply(503), robots("User-agent: *\nAllow: /\n"))
     empty = Reply(200, {"Content-Type": "application/xml"}, b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>')
     r.transport.script(SITE + "/a.xml", empty)
     r.transport.script(SITE + "/b.xml", empty)
@@ -447,14 +448,14 @@ def test_subsidie_11_robots_5xx_skips_the_host_this_round_only() -> None:
     r.round(src)
     r.play()
     # THEN this round fetches nothing but robots.txt, and both entries are skipped
-    assert r.transport.urls() == [HOST + "/robots.txt"]
+    assert r.transport.urls() == [SITE + "/robots.txt"]
     assert r.skipped(SITE + "/a.xml") == r.skipped(SITE + "/b.xml") == ["robots_unavailable"]
     # WHEN the next round comes (two hours later)
     r.round(src, at=T0 + 7200)
     r.play()
     # THEN robots.txt is read again and the host is crawled
     urls = r.transport.urls()
-    assert urls[:2] == [HOST + "/robots.txt", HOST + "/robots.txt"]
+    assert urls[:2] == [SITE + "/robots.txt", SITE + "/robots.txt"]
     assert sorted(urls[2:]) == [SITE + "/a.xml", SITE + "/b.xml"]
 
 
@@ -466,7 +467,7 @@ def test_spring_09_aube_12_robots_reread_only_after_the_cache_ttl(bot: str, ttl:
     r = rig(bot)
     assert r.profile.get("robots.cache_ttl_s") == ttl
     purpose, task = KIND[bot]
-    r.transport.script(HOST + "/robots.txt", robots("User-agent: *\nAllow: /\n"), robots("User-agent: *\nDisallow: /\n"))
+    r.transport.script(SITE + "/robots.txt", robots("User-agent: *\nAllow: /\n"), robots("User-agent: *\nDisallow: /\n"))
     r.transport.script(SITE + "/x", plain_reply(purpose))
 
     def robots_reads() -> int:
@@ -506,13 +507,13 @@ def test_common_08_blocked_domain_is_never_requested(how: str) -> None:
 # --- netguard: a refused address is a skip, not a request ---------------------------------------------
 def test_private_address_refusal_of_robots_is_a_skip_not_a_request() -> None:
     r = rig("aubebot")
-    r.transport.script(HOST + "/robots.txt", Reply(None, error="private_address", sent=False))
+    r.transport.script(SITE + "/robots.txt", Reply(None, error="private_address", sent=False))
     r.round(r.source(SITE + "/feed.xml", "feed"))
     r.play()
     assert r.transport.sent() == [] and r.journal.requests == []
-    assert r.skipped(HOST + "/robots.txt") == ["private_address"]
+    assert r.skipped(SITE + "/robots.txt") == ["private_address"]
     assert r.skipped(SITE + "/feed.xml") == ["private_address"]
-    assert [q.url for q in r.transport.requests] == [HOST + "/robots.txt"]  # nothing else was even tried
+    assert [q.url for q in r.transport.requests] == [SITE + "/robots.txt"]  # nothing else was even tried
 
 
 def test_private_address_refusal_of_a_page_is_a_skip_not_a_request() -> None:
@@ -520,7 +521,7 @@ def test_private_address_refusal_of_a_page_is_a_skip_not_a_request() -> None:
     r.transport.script(SITE + "/feed.xml", Reply(None, error="private_address", sent=False))
     r.round(r.source(SITE + "/feed.xml", "feed"))
     r.play()
-    assert [j["url"] for j in r.journal.requests] == [HOST + "/robots.txt"]
+    assert [j["url"] for j in r.journal.requests] == [SITE + "/robots.txt"]
     assert r.skipped(SITE + "/feed.xml") == ["private_address", "private_address"]  # the refusal, the item
     assert r.store.pending_work(HOST) == []
 
@@ -545,7 +546,7 @@ def test_redelivered_turn_after_success_makes_no_second_request() -> None:
     r.transport.script(SITE + "/feed.xml", Reply(200, FEED_CT, rss((SITE + "/a", LONG))))
     r.round(r.source(SITE + "/feed.xml", "feed"))
     r.play()
-    assert r.transport.urls() == [HOST + "/robots.txt", SITE + "/feed.xml"]
+    assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/feed.xml"]
     # WHEN the same token is delivered again, later
     r.clock.advance(60)
     turn = r.crawler.host_turn(HOST)
@@ -561,13 +562,13 @@ def test_redelivered_turn_after_a_crash_mid_settle_makes_no_second_request() -> 
     r.round(r.source(SITE + "/feed.xml", "feed"))
     with pytest.raises(RuntimeError):
         r.play()
-    assert r.transport.urls() == [HOST + "/robots.txt", SITE + "/feed.xml"]
+    assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/feed.xml"]
     events = list(r.results.events)
     # WHEN SQS delivers the token again (after the gap)
     r.clock.advance(60)
     r.play()
     # THEN the item is settled as a duplicate delivery: no second request, no second result
-    assert r.transport.urls() == [HOST + "/robots.txt", SITE + "/feed.xml"]
+    assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/feed.xml"]
     assert r.skipped(SITE + "/feed.xml") == ["duplicate_delivery"]
     assert r.results.events == events
     assert r.store.pending_work(HOST) == []
@@ -577,21 +578,21 @@ def test_redelivered_turn_after_a_crash_mid_settle_makes_no_second_request() -> 
 def test_common_05_robots_redirect_hop_on_the_same_host_waits_the_gap() -> None:
     # GIVEN a robots.txt that redirects to another path on the same host
     r = rig("springstudiobot")
-    r.transport.script(HOST + "/robots.txt", Reply(301, {"Location": "/robots-new.txt"}))
-    r.transport.script(HOST + "/robots-new.txt", robots("User-agent: *\nAllow: /\n"))
+    r.transport.script(SITE + "/robots.txt", Reply(301, {"Location": "/robots-new.txt"}))
+    r.transport.script(SITE + "/robots-new.txt", robots("User-agent: *\nAllow: /\n"))
     r.transport.script(SITE + "/one", plain_reply("page"))
     r.round(r.source(SITE + "/one", "page"))
     r.play()
     # THEN the hop is a new request on the host: it keeps SPRING-08's 10 s like any other (COMMON-05/06)
     sent = r.sent()
-    assert [e.request.url for e in sent] == [HOST + "/robots.txt", HOST + "/robots-new.txt", SITE + "/one"]
+    assert [e.request.url for e in sent] == [SITE + "/robots.txt", SITE + "/robots-new.txt", SITE + "/one"]
     assert min(gaps(sent)) >= 10.0
 
 
 def test_praha_06_crawl_delay_holds_after_the_tdmrep_request() -> None:
     # GIVEN Praha-X on a host with Crawl-delay: 10, and a feed item it writes about (PRAHA-02/03)
     r = rig("praha-x")
-    r.transport.script(HOST + "/robots.txt", robots("User-agent: *\nCrawl-delay: 10\n"))
+    r.transport.script(SITE + "/robots.txt", robots("User-agent: *\nCrawl-delay: 10\n"))
     r.transport.script(SITE + "/rss", Reply(200, FEED_CT, rss((SITE + "/article/1", "short"))))
     r.transport.script(SITE + "/article/1", Reply(200, HTML_CT, PAGE))
     r.round(r.source(SITE + "/rss", "feed", write_about=True))
@@ -605,13 +606,13 @@ def test_praha_06_crawl_delay_holds_after_the_tdmrep_request() -> None:
 def test_common_02_tdmrep_json_is_not_fetched_where_robots_disallows_it() -> None:
     # GIVEN robots.txt disallowing /.well-known/ for everyone
     r = rig("praha-x")
-    r.transport.script(HOST + "/robots.txt", robots("User-agent: *\nDisallow: /.well-known/\n"))
+    r.transport.script(SITE + "/robots.txt", robots("User-agent: *\nDisallow: /.well-known/\n"))
     r.transport.script(SITE + "/rss", Reply(200, FEED_CT, rss((SITE + "/article/1", "short"))))
     r.transport.script(SITE + "/article/1", Reply(200, HTML_CT, PAGE))
     r.round(r.source(SITE + "/rss", "feed", write_about=True))
     r.play()
     # THEN /.well-known/tdmrep.json is never requested (COMMON-02: nothing it disallows is fetched)
-    assert HOST + "/.well-known/tdmrep.json" not in r.transport.urls()
+    assert SITE + "/.well-known/tdmrep.json" not in r.transport.urls()
 
 
 @pytest.mark.parametrize("bot", ["springstudiobot", "praha-x"])
@@ -619,12 +620,12 @@ def test_spring_05_a_429_on_robots_txt_stops_the_host_for_the_day(bot: str) -> N
     # GIVEN a host whose robots.txt answers 429
     r = rig(bot)
     purpose, task = KIND[bot]
-    r.transport.script(HOST + "/robots.txt", Reply(429))
+    r.transport.script(SITE + "/robots.txt", Reply(429))
     r.item(SITE + "/x", purpose, task)
     r.play()
-    assert r.transport.urls() == [HOST + "/robots.txt"]
+    assert r.transport.urls() == [SITE + "/robots.txt"]
     # WHEN more work for the host comes later the same day
     r.item(SITE + "/y", purpose, task, at=T0 + 2 * 3600)
     r.play()
     # THEN no request goes to that host before the next UTC day (SPRING-05; PRAHA-07 stops too)
-    assert r.transport.urls() == [HOST + "/robots.txt"]
+    assert r.transport.urls() == [SITE + "/robots.txt"]

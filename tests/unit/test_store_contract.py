@@ -143,6 +143,16 @@ class TestStoreContract:
         assert store.add_work(work(A + "/feed.xml", round_start=T0 + 900)) is True
         assert store.add_work(work(A + "/feed.xml", hop=1)) is True
 
+    def test_the_same_work_at_another_place_in_the_frontier_is_added_once(self, store: Store) -> None:
+        # Two feeds of one round listing the same article: same work id, other seq/depth.
+        from dataclasses import replace
+
+        item = work(A + "/article")
+        assert store.add_work(item) is True
+        assert store.add_work(replace(item, seq=7)) is False
+        assert store.add_work(replace(item, depth=2)) is False
+        assert store.pending_work(A) == [item]
+
     def test_pending_work_comes_in_order_key_order(self, store: Store) -> None:
         # GIVEN work added out of order: an older round, shallower work and lower seq come first
         later_round = work(A + "/a", round_start=T0 + 900)

@@ -50,8 +50,8 @@ def test_port_zero_is_not_the_default_port() -> None:
 
 def test_subsidie_10_each_subdomain_is_its_own_host() -> None:
     assert authority("https://example.nl/subsidies") != authority("https://subsidies.example.nl/")
-    assert robots_url("https://subsidies.example.nl/regeling") == "https://subsidies.example.nl:443/robots.txt"
-    assert robots_url("https://example.nl/regeling") == "https://example.nl:443/robots.txt"
+    assert robots_url("https://subsidies.example.nl/regeling") == "https://subsidies.example.nl/robots.txt"
+    assert robots_url("https://example.nl/regeling") == "https://example.nl/robots.txt"
     assert not same_authority("https://example.nl/", "https://subsidies.example.nl/")
     assert not same_authority("http://example.nl/", "https://example.nl/")
     assert same_authority("https://EXAMPLE.nl/a", "https://example.nl:443/b")

@@ -134,13 +134,14 @@ class DynamoStore:
 
     # --- frontier ------------------------------------------------------------------------------
     def add_work(self, item: WorkItem) -> bool:
-        """Idempotent: the same work (same round, source, URL, hop) is added once, even after
-        it was done (a done marker stays for a few days)."""
+        """Idempotent: the same work (same round, source, URL, hop) is added once, whatever its
+        place in the frontier and even after it was done (its marker stays for a few days)."""
         pk = f"H#{item.host}"
         try:
             self.db.transact_write_items(TransactItems=[
-                {"ConditionCheck": {"TableName": self.table, "Key": {"pk": _s(pk), "sk": _s(f"D#{item.work_id}")},
-                                    "ConditionExpression": "attribute_not_exists(pk)"}},
+                {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)",
+                         "Item": {"pk": _s(pk), "sk": _s(f"D#{item.work_id}"),
+                                  "ttl": _n(int(item.round_start) + _DONE_TTL_S)}}},
                 {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)",
                          "Item": {"pk": _s(pk), "sk": _s(f"Q#{item.order_key}"),
                                   "item": _s(json.dumps(item.to_dict())), "ttl": _n(int(item.round_start) + 7 * 86400)}}},

@@ -18,7 +18,7 @@ from heed_core.robots import effective_delay
 from heed_core.robots_policy import RobotsCacheError, RobotsFetchPolicy, RobotsOutcome, robots_from_response
 from heed_core.store import Journal, Results, Store
 from heed_core.tasks import TaskContext, TaskOutput, handle_failure, handle_success
-from heed_core.urls import BadUrl, absolute, authority
+from heed_core.urls import BadUrl, absolute, authority, origin
 from heed_core.work import UrlRecord, WorkItem
 
 _MAX_NO_REQUEST_STEPS = 500  # skips handled in one turn before yielding the token back
@@ -160,7 +160,7 @@ class Crawler:
                 pass
         # RFC 9309 2.3.1.2: up to five redirect hops; COMMON-06: each hop is its own request,
         # paced on the host it goes to, so a hop may have to wait for a later turn.
-        hop = self.store.get_cached("robots_hop", host, now) or {"url": host + "/robots.txt", "hops": 0}
+        hop = self.store.get_cached("robots_hop", host, now) or {"url": origin(host) + "/robots.txt", "hops": 0}
         url, hops = str(hop["url"]), int(hop["hops"])
         target = authority(url)
         gate = self._gate(target, now)
@@ -214,7 +214,7 @@ class Crawler:
         cached = self.store.get_cached("tdmrep", host, now)
         if cached is not None:
             return cached
-        url = host + "/.well-known/tdmrep.json"
+        url = origin(host) + "/.well-known/tdmrep.json"
         ttl = float(self.p.get("robots.cache_ttl_s"))
         if robots.robots is not None and not robots.robots.verdict(url, self.token).allowed:
             # COMMON-02 holds for the well-known file too: not read means no reservation known.

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 from heed_core.profile import Profile
 from heed_core.schedule import firings
-from heed_core.urls import BadUrl, authority
+from heed_core.urls import BadUrl, authority, origin
 from heed_core.work import ENTRY_PURPOSE, Source, WorkItem
 
 # A tick may be late or missed; never replay more than a day of firings at once.
@@ -67,7 +67,7 @@ def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float)
         ctx: dict[str, object] = {}
         if src.kind in ("subsidy", "agenda"):
             # WANNADO-06 / SUBSIDIE-01: start at the site's sitemap, never walk blindly.
-            urls = list(src.options.get("sitemaps") or [root + "/sitemap.xml"])
+            urls = list(src.options.get("sitemaps") or [origin(root) + "/sitemap.xml"])
             ctx = {"role": src.kind, "level": 0}
         for url in urls:
             items.append(WorkItem(url=url, purpose=purpose, task=src.kind, source_id=src.id,

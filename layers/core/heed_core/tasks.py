@@ -10,7 +10,7 @@ from heed_core.extract import feeds, pages, paywall, signals, site_check, sitema
 from heed_core.ports import FetchResult
 from heed_core.profile import Profile
 from heed_core.store import Results, Store
-from heed_core.urls import absolute, authority, path_of, same_authority, short_hash, under_path
+from heed_core.urls import absolute, authority, origin, path_of, same_authority, short_hash, under_path
 from heed_core.work import WorkItem
 
 Skip = tuple[str, str, str]  # url, reason code, detail
@@ -165,7 +165,7 @@ def _page(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
         # SPRING-03: a page built by JavaScript yields nothing: read the site's sitemap instead.
         root = authority(item.url)
         robots = ctx.store.get_cached("robots", root, ctx.now)
-        urls = [root + "/sitemap.xml"]
+        urls = [origin(root) + "/sitemap.xml"]
         if robots:
             from heed_core.robots_policy import RobotsOutcome, RobotsFetchPolicy
             try:

@@ -30,8 +30,16 @@ def authority(url: str) -> str:
     return f"{scheme}://{host}:{port}"
 
 
+def origin(host_authority: str) -> str:
+    """An authority as it is written in a URL: the default port left out."""
+    scheme, rest = host_authority.split("://", 1)
+    if rest.endswith(f":{_DEFAULT_PORT.get(scheme)}"):
+        rest = rest.rsplit(":", 1)[0]
+    return f"{scheme}://{rest}"
+
+
 def robots_url(url: str) -> str:
-    return authority(url) + "/robots.txt"
+    return origin(authority(url)) + "/robots.txt"
 
 
 def path_of(url: str) -> str:
