@@ -109,6 +109,13 @@ class Crawler:
             detail = verdict.rule or ""
             if verdict.line:
                 detail = f"{detail} (line {verdict.line}, group {verdict.group})"
+            if item.task == "site_check" and robots.reason == "robots_unreachable":
+                # PRAHA-04 records "reachable or not": a site that does not answer is a result.
+                ctx = TaskContext(self.p, self.store, self.results, now, self.extractor)
+                down = FetchResult(url=item.url, status=None, error=robots.error or "unreachable", sent=False)
+                out = handle_failure(item, down, ctx, code, detail)
+                if out.source_fields:
+                    self.store.update_source(item.source_id, **out.source_fields)
             self._skip_item(item, code, detail)
             return None
         delay = effective_delay(float(self.p.get("politeness.min_delay_s")), verdict.crawl_delay,
@@ -288,6 +295,8 @@ class Crawler:
         out: TaskOutput
         if outcome.action == "ok":
             out = handle_success(item, result, ctx)
+        elif outcome.action == "not_modified" and item.purpose == "sitemap":
+            out = handle_success(item, result, ctx)  # the kept copy still lists the pages due
         elif outcome.action == "not_modified":
             out = TaskOutput(skips=[(item.url, "not_modified", "304: unchanged since the last read")])
         elif outcome.action == "redirect":

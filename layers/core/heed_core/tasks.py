@@ -179,9 +179,25 @@ def _page(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
     return out
 
 
+def sitemap_key(url: str) -> str:
+    return f"sitemaps/{short_hash(url, n=24)}.bin"
+
+
 def _sitemap(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
     out = TaskOutput()
-    parsed = sitemaps.parse_sitemap(result.body, url=item.url, max_bytes=ctx.profile.max_bytes("sitemap"))
+    if result.status == 304:
+        # SUBSIDIE-04 / WANNADO-07: an unchanged sitemap costs the site a 304, but the pages it
+        # lists are still due: read the copy kept from its last 200.
+        kept = ctx.results.load_text(sitemap_key(item.url))
+        if kept is None:
+            out.skips.append((item.url, "not_modified", "304 and no kept copy of the sitemap"))
+            return out
+        body = kept.encode("latin-1")
+    else:
+        body = result.body
+        if ctx.profile.get("conditional_requests"):
+            ctx.results.store_text(sitemap_key(item.url), body.decode("latin-1"))  # bytes, losslessly
+    parsed = sitemaps.parse_sitemap(body, url=item.url, max_bytes=ctx.profile.max_bytes("sitemap"))
     if parsed.error:
         out.skips.append((item.url, "bad_sitemap", parsed.error))
         return out
@@ -272,6 +288,15 @@ def _subsidy(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutpu
     directives = _directives(item, result, ctx, out)
     if directives is None:
         return out
+    if directives.nofollow:
+        # SUBSIDIE-09, the stricter reading: "noindex and nofollow ... the page is not stored and
+        # its links are not followed" holds for either directive.
+        out.skips.append((item.url, "nofollow", ", ".join(directives.sources)))
+        return out
+    pay = paywall.is_paywalled(result.body)
+    if pay.paywalled:
+        out.skips.append((item.url, "paywalled", pay.marker or ""))  # SUBSIDIE-05: nothing behind a paywall
+        return out
     text = subsidy.normalise(subsidy.main_text(result.body))
     digest = subsidy.content_hash(text)
     seen = ctx.store.get_url(item.url)
@@ -286,8 +311,7 @@ def _subsidy(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutpu
     _emit(ctx, "page.changed", short_hash(ctx.profile.name, "change", item.url, digest),
           {"kind": "page_change", "source": item.source_id, "url": item.url,
            "title": pages.extract_title(result.body), "summary": summary, "hash": digest,
-           "previous_hash": seen.content_hash if seen else None, "version": version,
-           "nofollow": directives.nofollow})
+           "previous_hash": seen.content_hash if seen else None, "version": version})
     out.url_fields["content_hash"] = digest
     return out
 
