@@ -25,6 +25,7 @@ class DeployEnv:
     bot: str
     fetcher_reserved_concurrency: int
     reverse_dns_name: str | None
+    bedrock_model_id: str | None = None
 
     @property
     def stack_name(self) -> str:
@@ -34,6 +35,8 @@ class DeployEnv:
         parts = [f"BotName={self.bot}", f"FetcherReservedConcurrency={self.fetcher_reserved_concurrency}"]
         if self.reverse_dns_name:
             parts.append(f"ReverseDnsName={self.reverse_dns_name}")
+        if self.bedrock_model_id:
+            parts.append(f"BedrockModelId={self.bedrock_model_id}")
         return " ".join(parts)
 
 
@@ -42,10 +45,14 @@ def deploy_env(profile: Profile) -> DeployEnv:
     in_flight = profile.get("politeness.max_in_flight")
     # WANNADO-02: the published reverse DNS name of the fixed egress IP.
     reverse_dns = profile.get("egress.reverse_dns")
+    # WANNADO-10: the LLM extractor is off unless the profile switches it on and names a model.
+    agenda = profile.task("agenda")
+    model = agenda.get("bedrock_model_id") if agenda.get("extractor") == "bedrock" else None
     return DeployEnv(
         bot=profile.name,
         fetcher_reserved_concurrency=int(in_flight) if in_flight is not None else 0,
         reverse_dns_name=str(reverse_dns) if reverse_dns else None,
+        bedrock_model_id=str(model) if model else None,
     )
 
 
