@@ -36,9 +36,20 @@ def _functions(template: dict[str, Any]) -> list[str]:
     return [k for k, r in template["Resources"].items() if r["Type"] == "AWS::Serverless::Function"]
 
 
+def _policies(props: dict[str, Any]) -> list[Any]:
+    """A function's policies, with a conditional one (Fn::If) counted by its true branch."""
+    out = []
+    for p in props.get("Policies", []):
+        if isinstance(p, dict) and "Fn::If" in p:
+            p = p["Fn::If"][1]
+        out.append(p)
+    return out
+
+
 def _allow_statements(template: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     for logical_id, resource in template["Resources"].items():
         props = resource.get("Properties", {})
+        props = {**props, "Policies": _policies(props)}
         documents = [p for p in props.get("Policies", []) if isinstance(p, dict) and "Statement" in p]
         documents += [p["PolicyDocument"] for p in props.get("Policies", []) if isinstance(p, dict)
                       and "PolicyDocument" in p]
@@ -146,10 +157,19 @@ def test_no_allow_statement_has_a_wildcard_action(template: dict[str, Any]) -> N
         assert not [a for a in actions if "*" in a], logical_id
         assert "NotAction" not in statement, logical_id
     for name in _functions(template):
-        for policy in template["Resources"][name]["Properties"].get("Policies", []):
+        for policy in _policies(template["Resources"][name]["Properties"]):
             if isinstance(policy, dict) and "Statement" not in policy:
                 assert set(policy) <= POLICY_TEMPLATES_WITHOUT_WILDCARDS, (name, policy)
             assert not isinstance(policy, str), f"{name}: managed policy {policy} is not least privilege"
+
+
+def test_wannado_10_bedrock_only_on_the_configured_model_and_only_when_switched_on(template: dict[str, Any]) -> None:
+    policy = [p for p in template["Resources"]["FetcherFunction"]["Properties"]["Policies"]
+              if isinstance(p, dict) and "Fn::If" in p]
+    assert len(policy) == 1 and policy[0]["Fn::If"][0] == "HasBedrockModel"
+    statement = policy[0]["Fn::If"][1]["Statement"][0]
+    assert statement["Action"] == "bedrock:InvokeModel"
+    assert statement["Resource"]["Fn::Sub"].endswith("foundation-model/${BedrockModelId}")
 
 
 def test_reverse_dns_may_touch_only_the_egress_ip(template: dict[str, Any]) -> None:
