@@ -241,6 +241,14 @@ class DynamoStore:
             raise StoreError(f"blocked {host}: unprocessed keys")
         return (_str(found[0], "reason") or "blocked by the operator") if found else None
 
+    def delete_domain(self, domain: str) -> int:
+        """COMMON-08 / SUBSIDIE-13: delete everything this table holds from a domain (see
+        ``heed_aws.operator.purge_domain`` for the bucket's page texts too). Returns items deleted."""
+        from heed_aws.operator import purge_domain
+
+        report = purge_domain(self, domain)
+        return report.state_items + report.sources + report.results
+
     def block_domain(self, domain: str, reason: str) -> None:
         self._put({"pk": _s("BLOCKS"), "sk": _s(domain.lower().strip(".")), "reason": _s(reason)})
 

@@ -91,7 +91,7 @@ class Crawler:
         if reason is not None:
             self._skip_item(item, *reason)
             return None
-        robots = self._robots(host, now, item.source_id)
+        robots = self._robots(host, now, item.source_id, item.round_start)
         if isinstance(robots, TurnResult):
             return robots
         if robots.error in ("private_address", "invalid_url"):
@@ -158,7 +158,7 @@ class Crawler:
         return None, state, seen
 
     # --- robots.txt (COMMON-02) and tdmrep.json (PRAHA-03) ---------------------------------
-    def _robots(self, host: str, now: float, source: str) -> RobotsOutcome | TurnResult:
+    def _robots(self, host: str, now: float, source: str, round_start: float) -> RobotsOutcome | TurnResult:
         cached = self.store.get_cached("robots", host, now)
         if cached is not None:
             try:
@@ -195,7 +195,9 @@ class Crawler:
         ttl = float(self.p.get("robots.cache_ttl_s"))
         if outcome.reason in ("robots_server_error", "robots_unreachable"):
             ttl = min(ttl, _ERROR_CACHE_S)
-        self.store.put_cached("robots", host, outcome.to_dict(), expires_at=t_end + ttl)
+        # SPRING-09 / AUBE-12: the copy serves at most one cycle: its age counts from the start of
+        # the round that read it, so the next round of a daily (or 15-minute) schedule reads it anew.
+        self.store.put_cached("robots", host, outcome.to_dict(), expires_at=min(t_end, round_start or t_end) + ttl)
         if outcome.kind == "parsed" and outcome.robots is not None:
             # The Crawl-delay now known may lengthen the gap after this very request.
             delay = effective_delay(min_delay, outcome.robots.crawl_delay(self.token),
@@ -277,9 +279,13 @@ class Crawler:
             jitter = float(self.p.get("politeness.round_spacing_jitter_s", 0) or 0)
             if item.purpose in _SPACED_PURPOSES and spacing > 0:
                 delay = politeness.spaced_delay(delay, spacing, jitter, item.work_id)
-        self.store.release_host(host, next_allowed=politeness.next_allowed_after(result.t_end or t_end, delay),
-                                t_end=result.t_end or t_end)
-        self._settle(item, result, seen, wake)
+        try:
+            # SPRING-02 / exactly once: the lease is held until the URL is recorded and the work
+            # done, so a redelivered token cannot fetch it again in between.
+            self._settle(item, result, seen, wake)
+        finally:
+            self.store.release_host(host, next_allowed=politeness.next_allowed_after(result.t_end or t_end, delay),
+                                    t_end=result.t_end or t_end)
         more = bool(self.store.pending_work(host, limit=1))
         return TurnResult("ack", more=more, requests=1, wake=set(wake), why="fetched")
 
@@ -298,7 +304,9 @@ class Crawler:
         elif outcome.action == "not_modified" and item.purpose == "sitemap":
             out = handle_success(item, result, ctx)  # the kept copy still lists the pages due
         elif outcome.action == "not_modified":
-            out = TaskOutput(skips=[(item.url, "not_modified", "304: unchanged since the last read")])
+            # AUBE-08: a 304 is a read of the feed too (the cadence counts from it).
+            out = TaskOutput(skips=[(item.url, "not_modified", "304: unchanged since the last read")],
+                             source_fields={"last_read": now} if item.depth == 0 else {})
         elif outcome.action == "redirect":
             out = self._redirect(item, outcome.location or "")
         elif outcome.action == "retry":

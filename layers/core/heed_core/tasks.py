@@ -163,18 +163,10 @@ def _page(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
     fallback = ctx.profile.task("sitemap_fallback")
     if not listing.items and fallback.get("enabled") and not directives.nofollow:
         # SPRING-03: a page built by JavaScript yields nothing: read the site's sitemap instead.
-        root = authority(item.url)
-        robots = ctx.store.get_cached("robots", root, ctx.now)
-        urls = [origin(root) + "/sitemap.xml"]
-        if robots:
-            from heed_core.robots_policy import RobotsOutcome, RobotsFetchPolicy
-            try:
-                parsed = RobotsOutcome.from_dict(robots, RobotsFetchPolicy.from_mapping(ctx.profile.get("robots")))
-                urls += [u for u in (parsed.robots.sitemaps if parsed.robots else ()) if u not in urls]
-            except ValueError:
-                pass
-        for u in urls[:2]:
-            out.followups.append(item.follow(u, "sitemap", ctx={"role": "fallback", "level": 0}))
+        # SPRING-03 promises "the site's sitemap.xml": that one file (robots.txt Sitemap: lines
+        # are not read on top of it, so the site never sees more than 1 + 2 sitemap requests).
+        url = origin(authority(item.url)) + "/sitemap.xml"
+        out.followups.append(item.follow(url, "sitemap", ctx={"role": "fallback", "level": 0}))
         out.skips.append((item.url, "no_items", "page built by JavaScript: sitemap fallback (SPRING-03)"))
     return out
 
@@ -207,10 +199,12 @@ def _sitemap(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutpu
         limit = int(ctx.profile.task("sitemap_fallback").get("max_child_sitemaps", 2)) if role == "fallback" else 5
         if level > 0:
             limit = 0  # an index inside an index is not walked further
-        for child in parsed.children[:limit]:
-            out.followups.append(item.follow(child, "sitemap", ctx={"role": role, "level": level + 1}))
-        for child in parsed.children[limit:]:
-            out.skips.append((child, "cap_reached", f"at most {limit} child sitemaps"))
+        for child in parsed.children:
+            # SPRING-03: at most two child sitemaps per source and round, however many indexes.
+            if ctx.store.take_quota(f"children#{item.source_id}#{item.round_id}", limit, ctx.now + 86400):
+                out.followups.append(item.follow(child, "sitemap", ctx={"role": role, "level": level + 1}))
+            else:
+                out.skips.append((child, "cap_reached", f"at most {limit} child sitemaps"))
     for entry in parsed.urls:
         decision = _sitemap_entry(role, entry, item, ctx)
         if isinstance(decision, WorkItem):
