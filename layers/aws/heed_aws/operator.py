@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from heed_core.crawl import domain_blocked
-from heed_core.urls import short_hash
+from heed_core.tasks import stored_keys
 
 from heed_aws.store import DynamoStore
 
@@ -51,7 +51,7 @@ def purge_domain(store: DynamoStore, domain: str, *, s3: Any = None, bucket: str
         if pk.startswith("H#") and domain_blocked(pk[2:], [domain]):
             if sk.startswith("U#") and data:
                 url = json.loads(data).get("url", "")
-                text_keys |= {f"articles/{short_hash(url, n=24)}.txt", f"subsidy/{short_hash(url, n=24)}.txt"}
+                text_keys |= set(stored_keys(url))
             store._delete(pk, sk)
             state += 1
         elif pk.startswith("QUOTA#") and any(_url_in(u, domain) for u in re.findall(r"https?://[^#/]+", pk)):

@@ -129,7 +129,7 @@ def _article(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutpu
                               "title": pages.extract_title(result.body) or item.ctx.get("title"),
                               "chars": len(text)}
     if follow.get("keep_text", True):
-        record["text_key"] = f"articles/{short_hash(item.url, n=24)}.txt"
+        record["text_key"] = article_key(item.url)
         ctx.results.store_text(record["text_key"], text)
     _emit(ctx, "article.read", short_hash(ctx.profile.name, "article", item.url), record)
     return out
@@ -173,6 +173,19 @@ def _page(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
 
 def sitemap_key(url: str) -> str:
     return f"sitemaps/{short_hash(url, n=24)}.bin"
+
+
+def article_key(url: str) -> str:
+    return f"articles/{short_hash(url, n=24)}.txt"
+
+
+def subsidy_key(url: str) -> str:
+    return f"subsidy/{short_hash(url, n=24)}.txt"
+
+
+def stored_keys(url: str) -> list[str]:
+    """Every bucket key a URL's texts may be kept under (COMMON-08: delete on request)."""
+    return [article_key(url), subsidy_key(url), sitemap_key(url)]
 
 
 def _sitemap(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
@@ -297,7 +310,7 @@ def _subsidy(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutpu
     if seen is not None and seen.content_hash == digest:
         out.skips.append((item.url, "unchanged", "same text as the previous version (SUBSIDIE-04)"))
         return out
-    key = f"subsidy/{short_hash(item.url, n=24)}.txt"
+    key = subsidy_key(item.url)
     previous = ctx.results.load_text(key) if seen is not None and seen.content_hash else None
     version = ctx.results.store_text(key, text)
     limit = int(ctx.profile.task("subsidy").get("diff_summary_max_chars", 300))
