@@ -274,11 +274,9 @@ class Crawler:
                 result = self._get(item.url, item.purpose, source=item.source_id, max_bytes=max_bytes, headers=headers)
         finally:
             t_end = self.clock.now()
-        if item.task == "agenda" or item.purpose in _SPACED_PURPOSES:
-            spacing = float(self.p.get("politeness.round_spacing_s"))
-            jitter = float(self.p.get("politeness.round_spacing_jitter_s", 0) or 0)
-            if item.purpose in _SPACED_PURPOSES and spacing > 0:
-                delay = politeness.spaced_delay(delay, spacing, jitter, item.work_id)
+        if item.purpose in _SPACED_PURPOSES:
+            delay = politeness.spaced_delay(delay, float(self.p.get("politeness.round_spacing_s")),
+                                            float(self.p.get("politeness.round_spacing_jitter_s") or 0), item.work_id)
         try:
             # SPRING-02 / exactly once: the lease is held until the URL is recorded and the work
             # done, so a redelivered token cannot fetch it again in between.
@@ -397,10 +395,3 @@ def domain_blocked(host: str, domains: list[str]) -> bool:
     """Is the host (an authority or a bare name) one of ``domains`` or below one of them?"""
     name = host.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]").lower()
     return any(name == d.lower().strip(".") or name.endswith("." + d.lower().strip(".")) for d in domains)
-
-
-def authority_of(url: str) -> str | None:
-    try:
-        return authority(url)
-    except BadUrl:
-        return None
