@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from heed_core.crawl import domain_blocked
 from heed_core.tasks import stored_keys
+from heed_core.urls import in_domain
 
 from heed_aws.store import DynamoStore
 
@@ -32,10 +32,7 @@ def _scan(store: DynamoStore, **kwargs: Any):  # type: ignore[no-untyped-def]
 
 
 def _url_in(url: str | None, domain: str) -> bool:
-    if not url or "://" not in url:
-        return False
-    host = url.split("://", 1)[1].split("/", 1)[0]
-    return domain_blocked(host, [domain])
+    return bool(url) and "://" in str(url) and in_domain(str(url), [domain])
 
 
 def purge_domain(store: DynamoStore, domain: str, *, s3: Any = None, bucket: str | None = None,
@@ -48,7 +45,7 @@ def purge_domain(store: DynamoStore, domain: str, *, s3: Any = None, bucket: str
     for item in _scan(store, ProjectionExpression="pk, sk, #d", ExpressionAttributeNames={"#d": "data"}):
         pk, sk = item["pk"]["S"], item["sk"]["S"]
         data = item.get("data", {}).get("S")
-        if pk.startswith("H#") and domain_blocked(pk[2:], [domain]):
+        if pk.startswith("H#") and in_domain(pk[2:], [domain]):
             if sk.startswith("U#") and data:
                 url = json.loads(data).get("url", "")
                 text_keys |= set(stored_keys(url))

@@ -8,7 +8,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from heed_core.politeness import HostState
-from heed_core.urls import authority, short_hash
+from heed_core.urls import authority, host_name, short_hash
 from heed_core.work import Source, UrlRecord, WorkItem
 
 _DONE_TTL_S = 3 * 86400  # a finished work item is remembered long enough to refuse a re-add
@@ -228,8 +228,7 @@ class DynamoStore:
 
     def blocked(self, host: str) -> str | None:
         """The block reason for the host or any parent domain, in one BatchGetItem."""
-        name = host.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]").lower()
-        parts = name.split(".")
+        parts = host_name(host).split(".")
         names = [".".join(parts[i:]) for i in range(len(parts))][:50]
         try:
             resp = self.db.batch_get_item(RequestItems={self.table: {

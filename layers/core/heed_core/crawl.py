@@ -13,12 +13,12 @@ from heed_core import politeness
 from heed_core.extract.challenge import is_challenge
 from heed_core.ports import Clock, FetchRequest, FetchResult, Transport
 from heed_core.profile import Profile
-from heed_core.responses import REDIRECT_STATUSES, classify
+from heed_core.responses import REDIRECT_STATUSES, Outcome, classify
 from heed_core.robots import effective_delay
 from heed_core.robots_policy import RobotsCacheError, RobotsFetchPolicy, RobotsOutcome, robots_from_response
 from heed_core.store import Journal, Results, Store
 from heed_core.tasks import TaskContext, TaskOutput, handle_failure, handle_success
-from heed_core.urls import BadUrl, absolute, authority, origin
+from heed_core.urls import BadUrl, absolute, authority, in_domain, origin
 from heed_core.work import UrlRecord, WorkItem
 
 _MAX_NO_REQUEST_STEPS = 500  # skips handled in one turn before yielding the token back
@@ -130,7 +130,7 @@ class Crawler:
                  ) -> tuple[tuple[str, str] | None, politeness.HostState | None, UrlRecord | None]:
         """Why this item is settled without a request (or None), plus the host and URL state read."""
         # COMMON-08: a stop request is honoured without any robots.txt change.
-        if domain_blocked(host, self.p.get("operator.blocked_domains") or []):
+        if in_domain(host, self.p.get("operator.blocked_domains") or []):
             return ("blocked_by_operator", "listed in the profile's operator.blocked_domains"), None, None
         blocked = self.store.blocked(host)
         if blocked:
@@ -210,13 +210,17 @@ class Crawler:
     def _stop_from(self, result: FetchResult, host: str, source: str, now: float) -> None:
         outcome = classify(result, responses=self.p.get("responses"), retries_used_today=0, now=now,
                            challenge=is_challenge(result.status, result.headers, result.body))
+        self._apply_stop(outcome, host, source, result.url, now)
+
+    def _apply_stop(self, outcome: Outcome, host: str, source: str, url: str, now: float) -> None:
+        """SPRING-05 / PRAHA-07: stop the host (for the day, or Retry-After), and close the source."""
         if outcome.action not in ("stop_host", "close_source"):
             return
         self.store.stop_host(host, outcome.until or now, outcome.reason)
         if outcome.action == "close_source" and source:
             self.store.update_source(source, closed=True, closed_reason=f"{outcome.reason}: {outcome.detail}")
             self.results.emit("source.closed", {"bot": self.p.name, "kind": "source_closed", "source": source,
-                                                 "url": result.url, "reason": outcome.reason, "detail": outcome.detail})
+                                                 "url": url, "reason": outcome.reason, "detail": outcome.detail})
 
     def _tdmrep(self, host: str, now: float, source: str, robots: RobotsOutcome,
                 delay: float) -> dict[str, Any] | TurnResult:
@@ -312,13 +316,7 @@ class Crawler:
             self.store.put_url(self._url_record(item, result, seen, done=False))
             return
         else:
-            if outcome.action in ("stop_host", "close_source"):
-                self.store.stop_host(host, outcome.until or now, outcome.reason)
-            if outcome.action == "close_source":
-                self.store.update_source(item.source_id, closed=True, closed_reason=f"{outcome.reason}: {outcome.detail}")
-                self.results.emit("source.closed", {"bot": self.p.name, "kind": "source_closed",
-                                                     "source": item.source_id, "url": item.url,
-                                                     "reason": outcome.reason, "detail": outcome.detail})
+            self._apply_stop(outcome, host, item.source_id, item.url, now)
             code = {"stop_host": "host_stopped", "close_source": "source_closed"}.get(outcome.action, outcome.reason)
             out = handle_failure(item, result, ctx, code, outcome.detail or outcome.reason)
         for url, code, detail in out.skips:
@@ -390,8 +388,3 @@ class Crawler:
         self._journal_skip(item.url, reason, detail, item)
         self.store.complete_work(item)
 
-
-def domain_blocked(host: str, domains: list[str]) -> bool:
-    """Is the host (an authority or a bare name) one of ``domains`` or below one of them?"""
-    name = host.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]").lower()
-    return any(name == d.lower().strip(".") or name.endswith("." + d.lower().strip(".")) for d in domains)

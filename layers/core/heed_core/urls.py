@@ -30,6 +30,17 @@ def authority(url: str) -> str:
     return f"{scheme}://{host}:{port}"
 
 
+def host_name(text: str) -> str:
+    """The lower-case host name of a URL, an authority or a bare ``host[:port]``."""
+    return (urlsplit(text if "://" in text else "//" + text).hostname or "").lower()
+
+
+def in_domain(text: str, domains: list[str]) -> bool:
+    """COMMON-08: is the host of ``text`` one of ``domains`` or below one of them?"""
+    name = host_name(text)
+    return any(name == d.lower().strip(".") or name.endswith("." + d.lower().strip(".")) for d in domains)
+
+
 def origin(host_authority: str) -> str:
     """An authority as it is written in a URL: the default port left out."""
     scheme, rest = host_authority.split("://", 1)
