@@ -65,8 +65,19 @@ CASES = [
       id="common_03_rules_before_any_user_agent_ignored"),
     _("User-agent: * # everyone\nDisallow: /", "/x", "mybot", False,
       id="common_03_star_with_comment"),
-    _("User-agent: a\nCrawl-delay: 5\nUser-agent: mybot\nDisallow: /x", "/x", "a", True,
-      id="common_03_crawl_delay_is_a_group_member"),
+    # RFC 9309 2.1/2.2.4: only a rule ends the user-agent lines; Crawl-delay is another record and
+    # must not split the group (Google's parser and crawler-commons agree). The old reading let
+    # "a" ignore the Disallow of its own group: fail-open.
+    _("User-agent: a\nCrawl-delay: 5\nUser-agent: mybot\nDisallow: /x", "/x", "a", False,
+      id="common_03_crawl_delay_does_not_end_the_group"),
+    _("User-agent: googlebot\nCrawl-delay: 1\n\nUser-agent: otherbot\nDisallow: /", "/x", "googlebot",
+      False, id="common_03_crawl_delay_and_blank_line_do_not_end_the_group"),
+    _("User-agent: googlebot\nCrawl-delay: 1\n\nUser-agent: otherbot\nDisallow: /", "/x", "otherbot",
+      False, id="common_03_group_after_crawl_delay_keeps_its_rule"),
+    _("User-agent: a\nDisallow: /x\nCrawl-delay: 1\nUser-agent: b\nDisallow: /y", "/y", "a", True,
+      id="common_03_user_agent_after_rules_and_delay_starts_new_group"),
+    _("User-agent: a\nSitemap: https://e.example/s.xml\nUser-agent: b\nDisallow: /x", "/x", "a", False,
+      id="common_03_sitemap_line_does_not_end_the_group"),
     _("", "/x", "mybot", True, id="common_03_empty_file_allows"),
     # --- matching (COMMON-03, SUBSIDIE-08, AUBE-04) ---
     _("User-agent: *\nDisallow: /a\nAllow: /a/b", "/a/b/c", "mybot", True,
@@ -130,6 +141,17 @@ CASES = [
     _("User-agent: *\nDisallow: /foo/bar/baz", "/foo/bar/%62%61%7A", "mybot", False,
       id="encoding_unreserved_escape_decoded_in_url"),
     _("User-agent: *\nDisallow: /a b", "/a%20b", "mybot", False, id="encoding_space_in_rule"),
+    # RFC 9309 2.2.3: "*" and "$" meant literally are written %2A and %24 in a rule.
+    _("User-agent: *\nDisallow: /search/%2a/", "/search/*/", "mybot", False,
+      id="encoding_escaped_star_matches_literal_star"),
+    _("User-agent: *\nDisallow: /search/%2A/", "/search/%2A/", "mybot", False,
+      id="encoding_escaped_star_matches_escaped_star"),
+    _("User-agent: *\nDisallow: /search/%2A/", "/search/abc/", "mybot", True,
+      id="encoding_escaped_star_is_no_wildcard"),
+    _("User-agent: *\nDisallow: /%24", "/$100", "mybot", False, id="encoding_escaped_dollar_matches_literal"),
+    _("User-agent: *\nDisallow: /%24$", "/$", "mybot", False, id="encoding_escaped_dollar_then_anchor"),
+    _("User-agent: *\nDisallow: /%24$", "/$100", "mybot", True, id="encoding_escaped_dollar_anchor_holds"),
+    _("User-agent: *\nDisallow: /a*b", "/a*b", "mybot", False, id="encoding_literal_star_in_url_wildcard_rule"),
     _("User-agent: *\nDisallow: /100%", "/100%25", "mybot", False, id="encoding_stray_percent"),
     _("User-agent: *\nDisallow: /\nAllow: /foo/bar?qux=taz&baz=http://foo.bar?tar&par",
       "/foo/bar?qux=taz&baz=http://foo.bar?tar&par", "mybot", True,
@@ -285,7 +307,7 @@ def test_check_command_exit_codes(tmp_path: Path) -> None:
     path.write_bytes(b"User-agent: SpringStudioBot\nCrawl-delay: 15\nDisallow: /private/\n")
     out, code = check_command(str(path), "https://s.example/private/a", "SpringStudioBot/1.0")
     assert (out, code) == ({"allowed": False, "group": "springstudiobot", "rule": "Disallow: /private/",
-                            "line": 3, "crawl_delay": 15.0}, 1)
+                            "line": 3, "crawl_delay": 15.0, "truncated": False, "not_text": False}, 1)
     assert check_command(str(path), "https://s.example/public", "SpringStudioBot")[1] == 0
     out, code = check_command(str(tmp_path / "missing.txt"), "/", "SpringStudioBot")
     assert code == 2 and "missing.txt" in out["error"]
@@ -296,8 +318,43 @@ def test_check_command_exit_codes(tmp_path: Path) -> None:
 def test_check_command_reads_only_the_limit(tmp_path: Path) -> None:
     path = tmp_path / "robots.txt"
     path.write_bytes(b"User-agent: *\n" + b"#" * MAX_ROBOTS_BYTES + b"\nDisallow: /\n")
-    assert check_command(str(path), "/x", "a") == (
-        {"allowed": True, "group": "*", "rule": None, "line": None, "crawl_delay": None}, 0)
+    out, code = check_command(str(path), "/x", "a")
+    # THEN the answer says the file was cut instead of allowing silently (RFC 9309 2.5)
+    assert (out["allowed"], out["truncated"], code) == (True, True, 0)
+    assert "500 KiB" in out["warning"]
+
+
+@pytest.mark.parametrize("body", [
+    _(b"\x1f\x8b\x08\x00" + bytes(range(256)) * 4, id="gzip"),
+    _(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, id="png"),
+    _(b"User-agent: *\x00Disallow: /x", id="nul_byte"),
+    _(bytes(range(128, 256)) * 8, id="undecodable"),
+])
+def test_check_command_says_when_the_file_is_not_text(tmp_path: Path, body: bytes) -> None:
+    # GIVEN a "robots.txt" that is not text
+    path = tmp_path / "robots.txt"
+    path.write_bytes(body)
+    # WHEN it is checked
+    out, _code = check_command(str(path), "/x", "a")
+    # THEN the JSON says so, with a warning, rather than a silent allow
+    assert out["not_text"] is True
+    assert "not text" in out["warning"]
+
+
+def test_check_command_text_file_has_no_warning(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_text("# Robots für alle\nUser-agent: *\nDisallow: /privé/\n", encoding="utf-8")
+    out, code = check_command(str(path), "/privé/x", "a")
+    assert (out["allowed"], out["truncated"], out["not_text"], code) == (False, False, False, 1)
+    assert "warning" not in out
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_file_with_bom_is_read(codec: str) -> None:
+    bom = b"\xff\xfe" if codec == "utf-16-le" else b"\xfe\xff"
+    robots = parse_robots(bom + "User-agent: *\nDisallow: /x\n".encode(codec))
+    assert robots.verdict("/x", "a").allowed is False
+    assert robots.not_text is False
 
 
 # --- protego deviations: raw protego 0.7.0 is wrong, our wrapper is right. When one of the

@@ -21,6 +21,11 @@ __all__ = [
 # RFC 9309 2.5: crawlers must parse at least the first 500 KiB; we parse exactly that.
 MAX_ROBOTS_BYTES = 500 * 1024
 _BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+# Signatures of files that are sometimes served as robots.txt by mistake: gzip, zip, PNG, GIF,
+# JPEG, PDF. Their bytes can hold accidental "Disallow" text, but never the owner's rules.
+_BINARY_MAGIC = (b"\x1f\x8b", b"PK\x03\x04", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"%PDF-")
+_NOT_TEXT_CHARS = re.compile(r"[\x00-\x08\x0e-\x1f\ufffd]")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # RFC 9309 2.2.1 allows letters, "_" and "-"; digits are kept too because real tokens carry them.
 _TOKEN = re.compile(r"[A-Za-z0-9_-]*")
@@ -102,6 +107,7 @@ class RobotsTxt:
     sitemaps: tuple[str, ...] = ()
     truncated: bool = False
     fixed: tuple[bool, str] | None = None  # (allowed, reason) for allow_all / disallow_all
+    not_text: bool = False  # NUL bytes, a binary format's signature, or mostly undecodable
 
     @classmethod
     def allow_all(cls, reason: str = "(allow all)") -> RobotsTxt:
@@ -164,7 +170,13 @@ def path_to_match(url: str) -> str:
     url = url.partition("#")[0]
     absolute = _ABSOLUTE.match(url)
     rest = url[absolute.end():] if absolute else url
-    return _normalise(rest if rest.startswith("/") else "/" + rest)
+    # RFC 9309 2.2.3: in a rule "*" and "$" are special, so an owner who means them literally
+    # writes %2A / %24; a literal one in the URL is compared in that spelling.
+    return _literal_specials(_normalise(rest if rest.startswith("/") else "/" + rest))
+
+
+def _literal_specials(text: str) -> str:
+    return text.replace("*", "%2A").replace("$", "%24") if "*" in text or "$" in text else text
 
 
 def _make_rule(allow: bool, value: str, line: int) -> _Rule:
@@ -176,7 +188,8 @@ def _make_rule(allow: bool, value: str, line: int) -> _Rule:
         absolute = _ABSOLUTE.match(core)
         core = core[absolute.end():] if absolute else core
         core = core if core.startswith("/") else "/" + core
-    norm = re.sub(r"\*+", "*", _normalise(core))
+    # A "$" anywhere but at the end is a literal character (RFC 9309 2.2.3), spelled as in the URL.
+    norm = re.sub(r"\*+", "*", _normalise(core)).replace("$", "%24")
     return _Rule(allow, value, line, norm, anchored)
 
 
@@ -203,6 +216,13 @@ def _directive(line: str) -> tuple[str, str] | None:
     return None
 
 
+def _looks_binary(text: str) -> bool:
+    """A NUL, or more than one character in twenty a control character or undecodable."""
+    if "\x00" in text:
+        return True
+    return len(_NOT_TEXT_CHARS.findall(text)) * 20 > len(text) > 0
+
+
 def _agent_key(value: str) -> str:
     if value == "*" or value.startswith(("* ", "*\t")):
         return "*"
@@ -221,17 +241,25 @@ def parse_robots(body: bytes, *, max_bytes: int = MAX_ROBOTS_BYTES) -> RobotsTxt
         if not whole:
             head = head[: max(head.rfind(b"\n"), head.rfind(b"\r")) + 1]
         truncated, body = len(body) > max_bytes or not whole, head
-    for bom in (_BOM, _BOM[:2], _BOM[:1]):  # a BOM, or what is left of a damaged one
-        if body.startswith(bom):
-            body = body[len(bom):]
-            break
-    text = body.decode("utf-8", "replace")
+    if body.startswith(_UTF16_BOMS):
+        # RFC 9309 2.3 asks for UTF-8, but a file saved as UTF-16 still says what its owner
+        # meant (crawler-commons reads it too); read as UTF-8 it would be no rules at all.
+        text = body.decode("utf-16", "replace")
+    else:
+        for bom in (_BOM, _BOM[:2], _BOM[:1]):  # a BOM, or what is left of a damaged one
+            if body.startswith(bom):
+                body = body[len(bom):]
+                break
+        text = body.decode("utf-8", "replace")
+    not_text = body.startswith(_BINARY_MAGIC) or _looks_binary(text)
 
     rules: dict[str, list[_Rule]] = {}
     delays: dict[str, list[float]] = {}
     sitemaps: dict[str, None] = {}  # ordered, without repeats
     agents: list[str] = []  # the group being built
-    in_members = False  # a member line was seen since the last user-agent line
+    delay_agents: list[str] = []  # the user-agent lines a Crawl-delay line would belong to
+    in_members = False  # a rule was seen since the last user-agent line
+    after_delay = False  # the last directive was a Crawl-delay line
     for number, line in enumerate(_LINE_BREAK.split(text), start=1):
         parsed = _directive(line)
         if parsed is None:
@@ -242,20 +270,31 @@ def parse_robots(body: bytes, *, max_bytes: int = MAX_ROBOTS_BYTES) -> RobotsTxt
                 sitemaps.setdefault(value)
         elif name == "user-agent":
             if in_members:  # RFC 9309 2.1: a user-agent line after rules starts a new group
-                agents, in_members = [], False
+                agents, delay_agents, in_members = [], [], False
+            elif after_delay:
+                delay_agents = []
+            after_delay = False
             key = _agent_key(value)
-            if key not in agents:
-                agents.append(key)
+            for names in (agents, delay_agents):
+                if key not in names:
+                    names.append(key)
             rules.setdefault(key, [])  # an empty group still binds its agent
             delays.setdefault(key, [])
-        elif agents:  # members before any user-agent line belong to no group
-            in_members = True
-            if name == "crawl-delay":
-                delay = _parse_delay(value)
-                if delay is not None:
-                    for key in agents:
-                        delays[key].append(delay)
-            elif value:  # "Disallow:" with no path is no rule at all
+        elif not agents:
+            continue  # members before any user-agent line belong to no group
+        elif name == "crawl-delay":
+            # RFC 9309 2.2.4: a record other than Allow/Disallow must not end the group, so
+            # "User-agent: a / Crawl-delay: 1 / User-agent: b / Disallow: /" is one group of a
+            # and b (Google's reference parser, crawler-commons). The delay itself belongs to the
+            # user-agent lines just above it, as crawler-commons reads it and as the owner meant.
+            after_delay = True
+            delay = _parse_delay(value)
+            if delay is not None:
+                for key in delay_agents:
+                    delays[key].append(delay)
+        else:
+            in_members, after_delay = True, False  # RFC 9309 2.1: a rule ends the user-agent lines
+            if value:  # "Disallow:" with no path is no rule at all
                 rule = _make_rule(name == "allow", value, number)
                 for key in agents:
                     rules[key].append(rule)
@@ -271,7 +310,7 @@ def parse_robots(body: bytes, *, max_bytes: int = MAX_ROBOTS_BYTES) -> RobotsTxt
         for key, found in rules.items()
         if key
     }
-    return RobotsTxt(groups, tuple(sitemaps), truncated)
+    return RobotsTxt(groups, tuple(sitemaps), truncated, not_text=not_text)
 
 
 def effective_delay(min_delay_s: float, crawl_delay: float | None, cap_s: float) -> float:
@@ -307,7 +346,20 @@ def check_command(robots_file: str, url: str, agent: str) -> tuple[dict[str, Any
             body = handle.read(MAX_ROBOTS_BYTES + 1)  # one byte more tells parse_robots to cut
     except OSError as exc:
         return {"error": f"cannot read {robots_file}: {exc.strerror or exc}"}, 2
-    v = parse_robots(body).verdict(url, token)
-    out = {"allowed": v.allowed, "group": v.group, "rule": v.rule, "line": v.line,
-           "crawl_delay": v.crawl_delay}
+    robots = parse_robots(body)
+    v = robots.verdict(url, token)
+    out: dict[str, Any] = {"allowed": v.allowed, "group": v.group, "rule": v.rule, "line": v.line,
+                           "crawl_delay": v.crawl_delay, "truncated": robots.truncated,
+                           "not_text": robots.not_text}
+    # An allow read from a file that is not (all) text is no evidence the owner allows it:
+    # say so rather than answer as if the file were fine.
+    warnings = []
+    if robots.not_text:
+        warnings.append("the file is not text (binary or undecodable): its rules, if any, are "
+                        "guesses, and an allow here means only that none could be read")
+    if robots.truncated:
+        warnings.append(f"the file is larger than {MAX_ROBOTS_BYTES // 1024} KiB: only the whole lines "
+                        "before that limit were read (RFC 9309 2.5)")
+    if warnings:
+        out["warning"] = "; ".join(warnings)
     return out, 0 if v.allowed else 1
