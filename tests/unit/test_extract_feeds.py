@@ -206,10 +206,25 @@ def test_html_to_text_drops_scripts_and_separates_blocks() -> None:
 # --- hostile input -----------------------------------------------------------
 
 
-def test_truncated_xml_is_malformed() -> None:
-    body = load("wordpress_rss2.xml")[:1500]
+def test_truncated_feed_keeps_the_complete_items_before_the_break() -> None:
+    # GIVEN the WordPress feed cut inside its third item
+    body = load("wordpress_rss2.xml")[:3500]
+    # WHEN it is parsed
     result = parse_feed(body, base_url="https://b.example/", max_items=40)
-    assert result.error == "malformed_xml" and result.items == ()
+    # THEN the two complete items are kept, the cut one is not, and the cut is recorded
+    assert result.error is None
+    assert [i.title for i in result.items] == [
+        "Il nuovo compilatore arriva in beta",
+        "Breve: aggiornamento di sicurezza per i router domestici",
+    ]
+    assert result.recovered == ("truncated: kept the entries before the break",)
+    assert result.detail == "truncated: kept the entries before the break"
+
+
+def test_feed_cut_inside_its_first_item_has_no_items_and_says_why() -> None:
+    result = parse_feed(load("wordpress_rss2.xml")[:1500], base_url="https://b.example/", max_items=40)
+    assert (result.error, result.items) == (None, ())
+    assert result.recovered == ("truncated: no complete entry before the break",)
 
 
 def test_billion_laughs_is_refused_quickly() -> None:
@@ -250,7 +265,7 @@ def test_fifty_megabyte_feed_is_refused_by_size_before_parsing(monkeypatch: pyte
         raise AssertionError("parsed an oversized body")
 
     monkeypatch.setattr(feeds.feedparser, "parse", must_not_parse)
-    monkeypatch.setattr(feeds, "parse_xml", must_not_parse)
+    monkeypatch.setattr(feeds, "parse_xml_recovering", must_not_parse)
     body = rss_with_items(1)[:-17] + b"<item><title>x</title></item>" * (50 * 2**20 // 29)
     assert len(body) > 10 * 2**20 * 4
     # WHEN parsed with the default cap
@@ -261,15 +276,164 @@ def test_fifty_megabyte_feed_is_refused_by_size_before_parsing(monkeypatch: pyte
     assert time.perf_counter() - t0 < 0.5
 
 
-def test_bad_encoding_bytes_are_an_error_value() -> None:
-    body = b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Caf\xe9 \xff\xfe</title></channel></rss>'
+def test_bytes_that_do_not_follow_the_declared_utf8_are_read_as_windows_1252() -> None:
+    # GIVEN a feed that declares utf-8 but was written in windows-1252
+    body = ('<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Café “Oost”</title>'
+            "<item><title>Crème brûlée</title><link>https://b.example/1</link></item></channel></rss>").encode("cp1252")
     result = parse_feed(body, base_url="https://b.example/", max_items=40)
-    assert result.error == "bad_encoding"
+    # THEN it is read, and the reading is recorded
+    assert (result.title, result.items[0].title) == ("Café “Oost”", "Crème brûlée")
+    assert result.recovered == ("encoding: declared utf-8, read as cp1252",)
 
 
-def test_unknown_declared_encoding_is_an_error_value() -> None:
-    body = b'<?xml version="1.0" encoding="x-klingon-9"?><rss version="2.0"><channel/></rss>'
-    assert parse_feed(body, base_url="https://b.example/", max_items=40).error == "bad_encoding"
+def test_http_charset_wins_over_the_declared_encoding() -> None:
+    # GIVEN utf-8 declared in the prolog, windows-1252 sent and said so by HTTP
+    body = ('<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Résumé</title>'
+            "</channel></rss>").encode("cp1252")
+    result = parse_feed(body, base_url="https://b.example/", content_type="application/rss+xml; charset=windows-1252",
+                        max_items=40)
+    # THEN the HTTP charset is used (as feedparser and browsers do): nothing needed mending
+    assert (result.error, result.title, result.recovered) == (None, "Résumé", ())
+    # AND it wins even where the declared encoding would also have decoded the bytes
+    latin = '<?xml version="1.0" encoding="iso-8859-2"?><rss version="2.0"><channel><title>Ł</title></channel></rss>'
+    result = parse_feed(latin.encode("cp1250"), base_url="https://b.example/", content_type="text/xml; charset=windows-1250",
+                        max_items=40)
+    assert result.title == "Ł"
+
+
+def test_unknown_declared_encoding_is_read_as_utf8_and_recorded() -> None:
+    body = b'<?xml version="1.0" encoding="x-klingon-9"?><rss version="2.0"><channel><title>ok</title></channel></rss>'
+    result = parse_feed(body, base_url="https://b.example/", max_items=40)
+    assert (result.error, result.title) == (None, "ok")
+    assert result.recovered == ("encoding: unknown 'x-klingon-9' declared, read as utf-8",)
+
+
+# --- what small sites get wrong, recovered the way feed readers do ------------
+
+
+def _rss(channel_title: str, items: str, prolog: str = '<?xml version="1.0" encoding="utf-8"?>', after: str = "") -> bytes:
+    return f'{prolog}<rss version="2.0"><channel><title>{channel_title}</title>{items}</channel></rss>{after}'.encode()
+
+
+CLEAN_ITEMS = ("<item><title>Een</title><link>https://b.example/1</link></item>"
+               "<item><title>Twee</title><link>https://b.example/2</link></item>")
+
+
+def test_html_entity_only_in_the_channel_title_no_longer_loses_clean_items() -> None:
+    # GIVEN &nbsp; in the channel title and two clean items
+    result = parse_feed(_rss("Nieuws&nbsp;&amp; meer", CLEAN_ITEMS), base_url="https://b.example/", max_items=40)
+    # THEN both items come back and the title reads as meant
+    assert [i.link for i in result.items] == ["https://b.example/1", "https://b.example/2"]
+    assert result.title == "Nieuws & meer"  # the no-break space is whitespace to html_to_text
+    assert result.recovered == ("html_entities: 1 (&nbsp;)",)
+
+
+def test_html_entities_in_items_are_decoded() -> None:
+    items = "<item><title>Caf&eacute; &hellip; &Omega;</title><link>https://b.example/1</link></item>"
+    result = parse_feed(_rss("T", items), base_url="https://b.example/", max_items=40)
+    assert result.items[0].title == "Café … Ω"
+    assert result.recovered == ("html_entities: 3 (&eacute;, &hellip;, &Omega;)",)
+
+
+@pytest.mark.parametrize("prolog", ["\n\n<?xml version=\"1.0\"?>", "<!-- generated by hand -->\n<?xml version=\"1.0\"?>",
+                                    "  \r\n<!-- a --><!-- b -->\n<?xml version='1.0' encoding='utf-8'?>"])
+def test_blank_lines_or_comment_before_the_xml_declaration(prolog: str) -> None:
+    result = parse_feed(_rss("T", CLEAN_ITEMS, prolog=prolog), base_url="https://b.example/", max_items=40)
+    assert len(result.items) == 2
+    assert result.recovered == ("leading_junk: removed before the XML declaration",)
+
+
+def test_php_warning_after_the_root_is_dropped() -> None:
+    warning = "\n<br />\n<b>Warning</b>:  Undefined variable $x in <b>/var/www/feed.php</b> on line <b>12</b><br />\n"
+    result = parse_feed(_rss("T", CLEAN_ITEMS, after=warning), base_url="https://b.example/", max_items=40)
+    assert len(result.items) == 2
+    assert result.recovered == ("trailing_junk: removed after the root element",)
+
+
+def test_php_warning_before_the_root_is_dropped() -> None:
+    warning = "<br />\n<b>Deprecated</b>:  strftime() in <b>/var/www/feed.php</b><br />\n"
+    result = parse_feed(_rss("T", CLEAN_ITEMS, prolog=warning), base_url="https://b.example/", max_items=40)
+    assert len(result.items) == 2
+    assert result.recovered == ("leading_junk: removed before the root element",)
+
+
+def test_bare_ampersand_in_title_and_link() -> None:
+    items = "<item><title>Tom & Jerry</title><link>https://b.example/?a=1&b=2</link></item>"
+    result = parse_feed(_rss("T", items), base_url="https://b.example/", max_items=40)
+    assert (result.items[0].title, result.items[0].link) == ("Tom & Jerry", "https://b.example/?a=1&b=2")
+    assert result.recovered == ("bare_ampersands: 2",)
+
+
+def test_ampersand_inside_cdata_is_left_alone() -> None:
+    items = "<item><title><![CDATA[A &nbsp; & B]]></title><link><![CDATA[https://b.example/?a=1&b=2]]></link></item>"
+    result = parse_feed(_rss("T", items), base_url="https://b.example/", max_items=40)
+    assert result.items[0].link == "https://b.example/?a=1&b=2"
+    assert result.recovered == ()
+
+
+def test_undeclared_namespace_prefixes_are_declared() -> None:
+    items = ('<item><title>Foto</title><link>https://b.example/1</link><dc:creator>Anna</dc:creator>'
+             '<media:content url="https://b.example/1.jpg" medium="image"/><dc:date>2026-11-30T10:00:00Z</dc:date></item>')
+    result = parse_feed(_rss("T", items), base_url="https://b.example/", max_items=40)
+    assert [i.link for i in result.items] == ["https://b.example/1"]
+    # dc:date is read as the Dublin Core date it is, so the prefix got its real namespace
+    assert result.items[0].published == "2026-11-30T10:00:00Z"
+    assert result.recovered == ("undeclared_prefixes: dc, media",)
+
+
+def test_raw_html_in_a_description_is_read_as_text() -> None:
+    items = ("<item><title>Een</title><description>Regel een<br>regel twee<p>alinea <img src=x.jpg> "
+             "a < b</description><link>https://b.example/1</link></item>"
+             "<item><title>Twee</title><link>https://b.example/2</link></item>")
+    result = parse_feed(_rss("T", items), base_url="https://b.example/", max_items=40)
+    assert [i.link for i in result.items] == ["https://b.example/1", "https://b.example/2"]
+    assert result.items[0].summary == "Regel een regel twee alinea a < b"
+    assert result.recovered == ("raw_html: 1 element(s) read as text",)
+
+
+def test_well_formed_xhtml_content_is_not_touched() -> None:
+    result = parse_feed(load("atom_xhtml.xml"), base_url="https://kodeblogg.example/atom.xml", max_items=40)
+    assert result.recovered == ()
+
+
+def test_control_characters_are_removed() -> None:
+    items = "<item><title>Be\x0bep\x1b</title><link>https://b.example/1</link><description>a&#1;b</description></item>"
+    result = parse_feed(_rss("T", items), base_url="https://b.example/", max_items=40)
+    assert (result.items[0].title, result.items[0].summary) == ("Beep", "ab")
+    assert result.recovered == ("control_characters: 3 removed",)
+
+
+def test_several_faults_at_once_are_each_recorded() -> None:
+    body = ("\n<?xml version='1.0' encoding='utf-8'?><rss version='2.0'><channel><title>Caf\xe9&nbsp;Noord</title>"
+            "<item><title>A & B</title><link>https://b.example/1</link><media:thumbnail url='t.jpg'/></item>"
+            "<item><title>cut</title><link>https://b.exa").encode("cp1252")
+    result = parse_feed(body, base_url="https://b.example/", max_items=40)
+    assert [i.link for i in result.items] == ["https://b.example/1"]
+    assert result.recovered == (
+        "encoding: declared utf-8, read as cp1252",
+        "leading_junk: removed before the XML declaration",
+        "truncated: kept the entries before the break",
+        "html_entities: 1 (&nbsp;)",
+        "bare_ampersands: 1",
+        "undeclared_prefixes: media",
+    )
+
+
+def test_doctype_entity_declarations_are_still_refused_with_their_reason() -> None:
+    body = b'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY copy "(c)">]><rss version="2.0"><channel><title>&copy;</title></channel></rss>'
+    assert parse_feed(body, base_url="https://b.example/", max_items=40).error == "entity_expansion"
+
+
+def test_cdf_is_not_a_feed() -> None:
+    body = b'<?xml version="1.0"?><CHANNEL HREF="http://b.example/"><TITLE>x</TITLE><ITEM HREF="http://b.example/1"/></CHANNEL>'
+    assert parse_feed(body, base_url="https://b.example/", max_items=40).error == "not_a_feed"
+
+
+def test_mended_text_is_capped_too() -> None:
+    # Every bare "&" grows to "&amp;": a body of ampersands under the input cap would be five
+    # times larger mended; the output cap (twice the input cap) refuses it.
+    body = _rss("&" * 60_000, "")
+    assert parse_feed(body, base_url="https://b.example/", max_items=40, max_bytes=70_000).error == "too_large"
 
 
 @pytest.mark.parametrize(

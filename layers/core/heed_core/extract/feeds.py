@@ -18,8 +18,8 @@ from heed_core.extract.safexml import (
     is_blank,
     local_name,
     make_html_parser,
-    parse_xml,
 )
+from heed_core.extract.xmlrecover import parse_xml_recovering
 
 __all__ = ["NOT_A_FEED", "FeedItem", "FeedResult", "html_to_text", "parse_feed"]
 
@@ -27,6 +27,8 @@ NOT_A_FEED = "not_a_feed"
 PARSER_FAILURE = "parser_failure"
 
 _FEED_ROOTS = frozenset({"rss", "feed", "RDF"})
+# What a cut feed keeps: the entries whose end tag arrived.
+_ENTRIES = frozenset({"item", "entry"})
 # An HTML page served where a feed was expected: sniffed on the raw bytes so the
 # (often not well-formed) page is not even handed to the XML parser.
 _HTML_START = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)\b", re.I | re.S)
@@ -58,10 +60,18 @@ class FeedResult:
     error: str | None
     total_items: int
     version: str | None = None  # feedparser's name for the format, e.g. "rss20", "atom10"
+    # What was mended to read a feed that is not well-formed XML, e.g. "html_entities: 2
+    # (&nbsp;, &eacute;)", "truncated: kept the entries before the break"; () when none was.
+    recovered: tuple[str, ...] = ()
+
+    @property
+    def detail(self) -> str | None:
+        """``recovered`` as one line for the read's record, or None for a clean feed."""
+        return "; ".join(self.recovered) or None
 
 
-def _failed(code: str) -> FeedResult:
-    return FeedResult(items=(), title=None, error=code, total_items=0)
+def _failed(code: str, recovered: tuple[str, ...] = ()) -> FeedResult:
+    return FeedResult(items=(), title=None, error=code, total_items=0, recovered=recovered)
 
 
 def _collapse(text: str) -> str:
@@ -142,20 +152,26 @@ def parse_feed(
     (AUBE-01: 40); ``total_items`` says how many the feed held.
 
     Never raises for bad input: the result carries a stable ``error`` code
-    (``too_large``, ``empty``, ``not_a_feed``, ``malformed_xml``, ``bad_encoding``,
-    ``entity_expansion``) and no items. The body is size-checked before any parsing,
-    must be well-formed XML under the hardened parser, and reaches feedparser only
-    as a re-serialised, DOCTYPE-free byte stream, never as a string it could open."""
+    (``too_large``, ``empty``, ``not_a_feed``, ``malformed_xml``, ``entity_expansion``)
+    and no items. The body is size-checked before any parsing; what small sites commonly
+    get wrong (HTML entities, a bare ``&``, a wrong declared encoding, junk around the
+    root, undeclared prefixes, raw HTML, a cut file) is mended by xmlrecover and said in
+    ``recovered``. feedparser sees only the re-serialised, DOCTYPE-free tree as a byte
+    stream, never a string it could open."""
     if len(body) > max_bytes:
         return _failed(TOO_LARGE)
     if is_blank(body):
         return _failed(EMPTY)
     if _HTML_START.match(body[:8192]):
         return _failed(NOT_A_FEED)
-    doc = parse_xml(body, max_bytes=max_bytes, content_type=content_type)
+    doc = parse_xml_recovering(
+        body, max_bytes=max_bytes, content_type=content_type, roots=_FEED_ROOTS, entries=_ENTRIES
+    )
     if doc.root is None:
-        return _failed(doc.error or EMPTY)
+        return _failed(doc.error or EMPTY, doc.recovered)
     if local_name(doc.root) not in _FEED_ROOTS:
+        # CDF (<CHANNEL>), a sitemap, an XHTML page: not a feed we read (feedparser's CDF
+        # support is an old Microsoft format no site of ours serves).
         return _failed(NOT_A_FEED)
     data = etree.tostring(doc.root, encoding="utf-8", xml_declaration=True)
     try:
@@ -169,7 +185,7 @@ def parse_feed(
             sanitize_html=True,
         )
     except Exception:  # noqa: BLE001 - third-party parser at the trust boundary: bad input must not crash
-        return _failed(PARSER_FAILURE)
+        return _failed(PARSER_FAILURE, doc.recovered)
     version = parsed.get("version") or None
     entries = list(parsed.get("entries") or ())
     if version is None and not entries:
@@ -178,4 +194,5 @@ def parse_feed(
     title = _plain(feed.get("title_detail"), feed.get("title")) or None
     limit = max(0, max_items)
     items = tuple(_item(e, base_url, max_summary_chars) for e in entries[:limit])
-    return FeedResult(items=items, title=title, error=None, total_items=len(entries), version=version)
+    return FeedResult(items=items, title=title, error=None, total_items=len(entries), version=version,
+                      recovered=doc.recovered)

@@ -54,10 +54,12 @@ _ENTITY_CODES = {
 
 @dataclass(frozen=True)
 class XmlDoc:
-    """The parsed root element, or the stable reason why there is none."""
+    """The parsed root element, or the stable reason why there is none; ``recovered`` says
+    what was mended to get it (xmlrecover), empty for a well-formed document."""
 
     root: etree._Element | None
     error: str | None
+    recovered: tuple[str, ...] = ()
 
 
 def make_xml_parser(encoding: str | None = None) -> etree.XMLParser:

@@ -1,0 +1,438 @@
+"""Decides how a feed or sitemap that is not well-formed XML is read anyway, as feed readers do.
+
+Small hand-built sites send feeds that a strict parser refuses: an HTML entity (``&nbsp;``),
+a bare ``&``, bytes in another encoding than the one declared, blank lines or a comment before
+``<?xml``, a PHP warning after the root, an undeclared ``media:`` prefix, raw ``<br>`` in a
+description, a file cut short. Each is mended here on the decoded text, then the result goes
+through safexml's hardened parser (no DTD loaded, no entity from a DOCTYPE expanded, nothing
+fetched, libxml2's limits on). What was mended is said in ``XmlDoc.recovered``.
+
+Still refused: a DOCTYPE that declares entities (``entity_expansion``), input over the cap
+(``too_large``), and a mended text more than twice the cap (``too_large``).
+"""
+from __future__ import annotations
+
+import bisect
+import codecs
+import html.entities
+import re
+
+from lxml import etree
+
+from heed_core.extract.safexml import (
+    EMPTY,
+    ENTITY_EXPANSION,
+    MALFORMED_XML,
+    TOO_LARGE,
+    XmlDoc,
+    charset_from_content_type,
+    is_blank,
+    make_xml_parser,
+)
+
+__all__ = ["decode_xml", "parse_xml_recovering"]
+
+_BOM_CODECS = (
+    (b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\xef\xbb\xbf", "utf-8"), (b"\xfe\xff", "utf-16-be"), (b"\xff\xfe", "utf-16-le"),
+)
+# Without a BOM, the first characters still tell a UTF-16/32 document ("<?" in two or four bytes).
+_SNIFF_CODECS = (
+    (b"\x00\x00\x00<", "utf-32-be"), (b"<\x00\x00\x00", "utf-32-le"),
+    (b"\x00<\x00?", "utf-16-be"), (b"<\x00?\x00", "utf-16-le"),
+)
+_DECL = re.compile(r"<\?xml\s[^>]*?\?>|<\?xml\?>", re.I)
+_DECL_ENCODING = re.compile(rb"<\?xml[^>]*?\bencoding\s*=\s*[\"']([A-Za-z0-9._:-]+)[\"']", re.I)
+# XML 1.0 2.2: characters a document may not hold at all, not even as a character reference.
+_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+# Sections whose text is never markup: CDATA, comments, processing instructions, a DOCTYPE.
+_SECTIONS = re.compile(
+    r"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)|<\?.*?(?:\?>|\Z)|<!DOCTYPE(?:[^>\[]|\[[^\]]*\])*>", re.S | re.I
+)
+_AMP = re.compile(r"&(?:#(?:[0-9]+|[xX][0-9a-fA-F]+);|[A-Za-z_][\w.:-]*;)?")
+_XML_ENTITIES = frozenset({"amp;", "lt;", "gt;", "quot;", "apos;"})
+_START_TAG = re.compile(r"<([A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?)")
+_PREFIX_USE = re.compile(r"</?([A-Za-z_][\w.-]*):[A-Za-z_]|\s([A-Za-z_][\w.-]*):[A-Za-z_][\w.-]*\s*=")
+_PREFIX_DECL = re.compile(r"\bxmlns:([A-Za-z_][\w.-]*)\s*=")
+_ENTITY_DECL = re.compile(r"<!ENTITY", re.I)
+_PARTIAL_TAG = re.compile(r"<[^<>]*\Z")
+# The namespaces feeds and sitemaps use under these prefixes, for a prefix the feed forgot to
+# declare (feedparser reads such elements by name; we give them their usual namespace).
+_KNOWN_NAMESPACES = {
+    "atom": "http://www.w3.org/2005/Atom",
+    "content": "http://purl.org/rss/1.0/modules/content/",
+    "dc": "http://purl.org/dc/elements/1.1/",
+    "dcterms": "http://purl.org/dc/terms/",
+    "feedburner": "http://rssnamespace.org/feedburner/ext/1.0",
+    "geo": "http://www.w3.org/2003/01/geo/wgs84_pos#",
+    "georss": "http://www.georss.org/georss",
+    "image": "http://www.google.com/schemas/sitemap-image/1.1",
+    "itunes": "http://www.itunes.com/dtds/podcast-1.0.dtd",
+    "media": "http://search.yahoo.com/mrss/",
+    "news": "http://www.google.com/schemas/sitemap-news/0.9",
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "slash": "http://purl.org/rss/1.0/modules/slash/",
+    "sy": "http://purl.org/rss/1.0/modules/syndication/",
+    "video": "http://www.google.com/schemas/sitemap-video/1.1",
+    "wfw": "http://wellformedweb.org/CommentAPI/",
+    "xhtml": "http://www.w3.org/1999/xhtml",
+}
+
+
+def _codec(name: str | None) -> str | None:
+    if not name:
+        return None
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def _strict(data: bytes, codec: str) -> str | None:
+    try:
+        return data.decode(codec)
+    except (UnicodeDecodeError, LookupError):
+        return None
+
+
+def decode_xml(body: bytes, content_type: str | None) -> tuple[str, str | None]:
+    """Text of an XML document and, when the bytes did not follow what was declared, a note.
+
+    Order: a BOM; the HTTP charset (it wins over the document's own declaration, as in
+    feedparser and browsers); the encoding in the XML declaration; UTF-8; windows-1252,
+    the encoding of most mislabelled Western pages. A candidate is used only if the bytes
+    decode under it without error; the last resort replaces what does not decode."""
+    for bom, codec in _BOM_CODECS:
+        if body.startswith(bom):
+            return body[len(bom):].decode(codec, errors="replace"), None
+    for sniff, codec in _SNIFF_CODECS:
+        if body.startswith(sniff):
+            return body.decode(codec, errors="replace"), None
+    http = _codec(charset_from_content_type(content_type))
+    m = _DECL_ENCODING.search(body, 0, 512)
+    declared_name = m.group(1).decode("ascii").lower() if m else None
+    declared = _codec(declared_name)
+    if declared and declared.startswith(("utf-16", "utf-32")):
+        declared = "utf-8"  # an ASCII-compatible byte stream cannot truthfully say UTF-16
+    said = http or declared
+    for codec in dict.fromkeys(c for c in (http, declared, "utf-8", "cp1252") if c):
+        text = _strict(body, codec)
+        if text is not None:
+            if said and codec != said:
+                return text, f"encoding: declared {said}, read as {codec}"
+            if declared_name and declared is None and not http:
+                return text, f"encoding: unknown {declared_name!r} declared, read as {codec}"
+            return text, None
+    return body.decode("cp1252", errors="replace"), f"encoding: declared {said or 'none'}, read as cp1252 with replacements"
+
+
+def _html_entity(name: str) -> str | None:
+    chars = html.entities.html5.get(name)
+    return "".join(f"&#{ord(c)};" for c in chars) if chars else None
+
+
+class _Mender:
+    """The text-level repairs, each counted for ``recovered``."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.names: dict[str, None] = {}
+
+    def note(self, what: str, n: int = 1) -> None:
+        self.counts[what] = self.counts.get(what, 0) + n
+
+    def _amp(self, m: re.Match[str]) -> str:
+        ref = m.group(0)
+        if len(ref) == 1:  # a bare "&" (a URL's query, "Tom & Jerry")
+            self.note("bare_ampersands")
+            return "&amp;"
+        body = ref[1:]
+        if body in _XML_ENTITIES:
+            return ref
+        if body.startswith("#"):
+            digits = body[1:-1]
+            hexadecimal = digits[:1] in ("x", "X")
+            point = int(digits[1:], 16) if hexadecimal else int(digits)
+            if point > 0x10FFFF or _ILLEGAL.match(chr(point)):
+                self.note("control_characters")
+                return ""
+            if digits[:1] == "X":  # XML wants a lowercase x; HTML takes either
+                self.note("character_references")
+                return f"&#x{digits[1:]};"
+            return ref
+        replacement = _html_entity(body)
+        if replacement is not None:
+            self.note("html_entities")
+            if len(self.names) < 5:
+                self.names.setdefault(ref)
+            return replacement
+        self.note("unknown_entities")  # kept as the text it is, as feedparser does
+        return "&amp;" + body
+
+    def markup(self, text: str) -> str:
+        return _AMP.sub(self._amp, text)
+
+
+_TEXT_ELEMENTS = re.compile(
+    r"<((?:[A-Za-z_][\w.-]*:)?(?:description|summary|content|encoded|subtitle|tagline|title))(\s[^<>]*)?>", re.I
+)
+_TAG = re.compile(r"<(/?)([A-Za-z_][\w:.-]*)((?:\s+[\w:.-]+\s*=\s*(?:\"[^\"<]*\"|'[^'<]*'))*)\s*(/?)>")
+
+
+def _well_formed_fragment(content: str) -> bool:
+    """Whether markup inside a text element nests and quotes as XML wants (no raw <br>, no
+    unclosed <p>, no unquoted attribute, no lone "<")."""
+    content = _SECTIONS.sub("", content)
+    stack: list[str] = []
+    pos = 0
+    for m in _TAG.finditer(content):
+        if "<" in content[pos:m.start()]:
+            return False
+        pos = m.end()
+        closing, name, _attrs, empty = m.groups()
+        if closing:
+            if not stack or stack.pop() != name:
+                return False
+        elif not empty:
+            stack.append(name)
+    return not stack and "<" not in content[pos:]
+
+
+def _wrap_raw_html(text: str) -> tuple[str, int]:
+    """Raw HTML inside a description, summary, content or title becomes character data, as
+    feed readers read it; well-formed inline markup (Atom xhtml content) is left alone."""
+    spans = [m.span() for m in _SECTIONS.finditer(text)]
+    starts = [a for a, _ in spans]
+
+    def in_section(pos: int) -> bool:
+        i = bisect.bisect_right(starts, pos) - 1
+        return i >= 0 and spans[i][0] <= pos < spans[i][1]
+
+    out: list[str] = []
+    pos = wrapped = 0
+    for m in _TEXT_ELEMENTS.finditer(text):
+        if m.start() < pos or m.group(0).endswith("/>") or in_section(m.start()):
+            continue
+        close = re.compile(r"</" + re.escape(m.group(1)) + r"\s*>")
+        end = close.search(text, m.end())
+        while end is not None and in_section(end.start()):
+            end = close.search(text, end.end())
+        if end is None:
+            continue
+        content = text[m.end():end.start()]
+        if "<" not in content or _well_formed_fragment(content):
+            continue
+        out.append(text[pos:m.end()])
+        out.append("<![CDATA[" + _SECTIONS.sub(_unwrap, content).replace("]]>", "]]]]><![CDATA[>") + "]]>")
+        pos = end.start()
+        wrapped += 1
+    if not wrapped:
+        return text, 0
+    out.append(text[pos:])
+    return "".join(out), wrapped
+
+
+def _unwrap(m: re.Match[str]) -> str:
+    """A CDATA section inside wrapped content gives its text; a comment stays as it is."""
+    section = m.group(0)
+    if section.startswith("<![CDATA["):
+        return section[9:-3] if section.endswith("]]>") else section[9:]
+    return section
+
+
+def _split(text: str) -> list[tuple[bool, str]]:
+    """(is_markup, piece) in document order; CDATA, comments, PIs and DOCTYPE are not markup."""
+    pieces: list[tuple[bool, str]] = []
+    pos = 0
+    for m in _SECTIONS.finditer(text):
+        if m.start() > pos:
+            pieces.append((True, text[pos:m.start()]))
+        pieces.append((False, m.group(0)))
+        pos = m.end()
+    if pos < len(text):
+        pieces.append((True, text[pos:]))
+    return pieces
+
+
+def _first_start_tag(pieces: list[tuple[bool, str]], roots: frozenset[str] | None) -> tuple[int, int, str] | None:
+    """(piece index, offset, qualified name) of the root's start tag: the first start tag, or
+    the first naming one of ``roots`` when the first is something else (a PHP warning's <b>)."""
+    first = None
+    for i, (is_markup, piece) in enumerate(pieces):
+        if not is_markup:
+            continue
+        for m in _START_TAG.finditer(piece):
+            name = m.group(1)
+            if first is None:
+                first = (i, m.start(), name)
+                if roots is None or name.rpartition(":")[2] in roots:
+                    return first
+            elif name.rpartition(":")[2] in roots:  # type: ignore[operator]
+                return (i, m.start(), name)
+    return first
+
+
+def _last_end(pieces: list[tuple[bool, str]], names: frozenset[str] | set[str]) -> tuple[int, int] | None:
+    """(piece index, end offset) just after the last end tag with a local name in ``names``."""
+    pattern = re.compile(r"</(?:[A-Za-z_][\w.-]*:)?(" + "|".join(map(re.escape, sorted(names))) + r")\s*>")
+    for i in range(len(pieces) - 1, -1, -1):
+        is_markup, piece = pieces[i]
+        if is_markup:
+            found = None
+            for found in pattern.finditer(piece):
+                pass
+            if found is not None:
+                return i, found.end()
+    return None
+
+
+def _first_start(pieces: list[tuple[bool, str]], names: frozenset[str]) -> tuple[int, int] | None:
+    """(piece index, offset) of the first start tag with a local name in ``names``."""
+    pattern = re.compile(r"<(?:[A-Za-z_][\w.-]*:)?(?:" + "|".join(map(re.escape, sorted(names))) + r")[\s/>]")
+    for i, (is_markup, piece) in enumerate(pieces):
+        found = pattern.search(piece) if is_markup else None
+        if found is not None:
+            return i, found.start()
+    return None
+
+
+def _declare_prefixes(text: str, root_at: int) -> tuple[str, list[str]]:
+    used = {a or b for a, b in _PREFIX_USE.findall(text)} - {"xml", "xmlns"}
+    missing = sorted(used - set(_PREFIX_DECL.findall(text)))
+    if not missing:
+        return text, []
+    decls = "".join(
+        f' xmlns:{p}="{_KNOWN_NAMESPACES.get(p.lower(), "urn:x-heed:undeclared:" + p)}"' for p in missing
+    )
+    name_end = _START_TAG.match(text, root_at)
+    assert name_end is not None
+    return text[: name_end.end()] + decls + text[name_end.end():], missing
+
+
+def _mend(
+    text: str, roots: frozenset[str] | None, entries: frozenset[str]
+) -> tuple[str | None, str | None, list[str]]:
+    """(mended text, error, notes)."""
+    notes: list[str] = []
+    mender = _Mender()
+    stripped = _ILLEGAL.sub("", text)
+    if len(stripped) != len(text):
+        mender.note("control_characters", len(text) - len(stripped))
+    text, wrapped = _wrap_raw_html(stripped.lstrip("\ufeff"))
+    if wrapped:
+        notes.append(f"raw_html: {wrapped} element(s) read as text")
+    pieces = _split(text)
+    root = _first_start_tag(pieces, roots)
+    if root is None:
+        return None, MALFORMED_XML, notes
+    index, offset, qname = root
+    prolog = "".join(p for _, p in pieces[:index]) + pieces[index][1][:offset]
+    if _ENTITY_DECL.search(prolog) and "<!DOCTYPE" in prolog.upper():
+        return None, ENTITY_EXPANSION, notes
+    # Junk before the root: blank lines or a comment before <?xml, a PHP warning. The XML
+    # declaration and any DOCTYPE go too: the text is handed over as UTF-8, with no DTD.
+    decl = _DECL.search(prolog)
+    junk = _SECTIONS.sub("", _DECL.sub("", prolog)).strip()
+    if decl is not None and decl.start() > 0:
+        notes.append("leading_junk: removed before the XML declaration")
+    elif junk:
+        notes.append("leading_junk: removed before the root element")
+    pieces = [(True, pieces[index][1][offset:])] + pieces[index + 1:]
+    # The end: junk after the root's end tag is dropped; a missing end tag means the file was
+    # cut, and everything after the last complete entry goes (the entry being cut included).
+    root_end = _last_end(pieces, {qname.rpartition(":")[2]})
+    if root_end is not None:
+        i, end = root_end
+        tail = pieces[i][1][end:] + "".join(p for _, p in pieces[i + 1:])
+        if _SECTIONS.sub("", tail).strip():
+            notes.append("trailing_junk: removed after the root element")
+        pieces = pieces[:i] + [(True, pieces[i][1][:end])]
+    else:
+        entry_end = _last_end(pieces, entries) if entries else None
+        if entry_end is not None:
+            i, end = entry_end
+            pieces = pieces[:i] + [(True, pieces[i][1][:end])]
+            notes.append("truncated: kept the entries before the break")
+        else:
+            first = _first_start(pieces, entries) if entries else None
+            if first is not None:  # an entry cut in half is no entry: keep what came before it
+                i, start = first
+                pieces = pieces[:i] + [(True, pieces[i][1][:start])]
+            notes.append("truncated: no complete entry before the break")
+        last_is_markup, last = pieces[-1]
+        if last_is_markup:  # a tag cut in half ("</rss") goes; the recovery closes what is open
+            pieces[-1] = (True, _PARTIAL_TAG.sub("", last))
+    out = "".join(mender.markup(p) if is_markup else p for is_markup, p in pieces)
+    for what in ("html_entities", "bare_ampersands", "unknown_entities", "control_characters", "character_references"):
+        if what in mender.counts:
+            extra = f" ({', '.join(mender.names)})" if what == "html_entities" else ""
+            extra = " removed" if what == "control_characters" else extra
+            notes.append(f"{what}: {mender.counts[what]}{extra}")
+    out, missing = _declare_prefixes(out, 0)
+    if missing:
+        notes.append(f"undeclared_prefixes: {', '.join(missing)}")
+    return out, None, notes
+
+
+def parse_xml_recovering(
+    body: bytes,
+    *,
+    max_bytes: int,
+    content_type: str | None = None,
+    roots: frozenset[str] | None = None,
+    entries: frozenset[str] = frozenset(),
+) -> XmlDoc:
+    """Parse ``body`` as feed readers do: mend what is commonly broken, then parse hardened;
+    when libxml2 still finds a fault (raw HTML in a description), let it recover the tree.
+    ``roots`` are the root names expected (to skip junk before one); ``entries`` the local
+    names of complete entries to keep when the file was cut. Never raises for bad input."""
+    if len(body) > max_bytes:
+        return XmlDoc(None, TOO_LARGE)
+    if is_blank(body):
+        return XmlDoc(None, EMPTY)
+    text, encoding_note = decode_xml(body, content_type)
+    mended, error, notes = _mend(text, roots, entries)
+    if mended is None:
+        return XmlDoc(None, error or MALFORMED_XML)
+    if encoding_note:
+        notes.insert(0, encoding_note)
+    data = mended.encode("utf-8", errors="replace")
+    if len(data) > 2 * max_bytes:
+        return XmlDoc(None, TOO_LARGE)
+    try:
+        root = etree.fromstring(data, make_xml_parser("utf-8"))
+    except (etree.XMLSyntaxError, ValueError) as exc:
+        try:
+            root = etree.fromstring(data, _recovering_parser())
+        except (etree.XMLSyntaxError, ValueError):
+            root = None
+        if root is None:
+            return XmlDoc(None, MALFORMED_XML, tuple(notes))
+        cut = any(n.startswith("truncated") for n in notes)
+        if not (cut and getattr(exc, "code", None) in _END_OF_DATA):
+            # A cut file's open elements are closed by the recovery: that is said already.
+            notes.append(f"markup_recovered: {_first_error(exc)}")
+    if root is None:
+        return XmlDoc(None, EMPTY, tuple(notes))
+    dtd = root.getroottree().docinfo.internalDTD
+    if dtd is not None and any(True for _ in dtd.entities()):
+        return XmlDoc(None, ENTITY_EXPANSION)
+    return XmlDoc(root, None, tuple(notes))
+
+
+_END_OF_DATA = {etree.ErrorTypes.ERR_TAG_NOT_FINISHED, etree.ErrorTypes.ERR_DOCUMENT_END}
+
+
+def _first_error(exc: Exception) -> str:
+    if not isinstance(exc, etree.XMLSyntaxError):
+        return str(exc)
+    message = str(exc.msg or exc).split(",")[0].strip()
+    return f"{message} (line {exc.lineno})" if exc.lineno else message
+
+
+def _recovering_parser() -> etree.XMLParser:
+    """safexml's hardening, plus libxml2's recovery mode."""
+    return etree.XMLParser(
+        resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False,
+        dtd_validation=False, remove_pis=True, encoding="utf-8", recover=True,
+    )
