@@ -1,0 +1,94 @@
+"""feedparser's own test feeds against Heed's feed parser (AUBE-01, PRAHA-01).
+
+Wherever the installed feedparser reads entries from a corpus file, Heed yields the same items
+(count and links), except the deliberate refusals in tests/fixtures/feeds-corpus-refusals.md;
+no file makes the parser raise. Counts are printed and checked against a baseline that must
+not drop (tests/fixtures/corpus_baseline.json).
+"""
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import feedparser
+import pytest
+
+from heed_core.extract.feeds import parse_feed
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CORPUS = FIXTURES / "feedparser"
+REFUSALS = FIXTURES / "feeds-corpus-refusals.md"
+BASELINE = FIXTURES / "corpus_baseline.json"
+_HEADER = re.compile(rb"^Header:\s+([^:]+):(.*)$", re.M)
+_ROW = re.compile(r"^\|\s*([\w./-]+\.xml)\s*\|", re.M)
+
+
+def _http(link: object) -> str | None:
+    if not isinstance(link, str):
+        return None
+    parts = urlsplit(link)
+    return link if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def _content_type(data: bytes) -> str | None:
+    headers = {k.strip().lower(): v.strip() for k, v in _HEADER.findall(data)}
+    value = headers.get(b"content-type")
+    return value.decode("latin-1") if value else None
+
+
+def _read_all() -> list[tuple[str, int, list[str | None], list[str | None], str | None]]:
+    """(file, feedparser's entry count, its links, Heed's links, Heed's error) per corpus file."""
+    rows = []
+    for path in sorted(CORPUS.rglob("*.xml")):
+        name = path.relative_to(CORPUS).as_posix()
+        data = path.read_bytes()
+        ctype = _content_type(data)
+        url = f"http://127.0.0.1:8097/tests/{name}"
+        theirs = feedparser.parse(io.BytesIO(data), response_headers={
+            "content-type": ctype or "text/xml", "content-location": url})
+        ours = parse_feed(data, base_url=url, content_type=ctype, max_items=10_000)
+        rows.append((name, len(theirs.entries), [_http(e.get("link")) for e in theirs.entries],
+                     [i.link for i in ours.items], ours.error))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[tuple[str, int, list[str | None], list[str | None], str | None]]:
+    rows = _read_all()
+    assert len(rows) > 2000, f"the vendored corpus is missing under {CORPUS}"
+    return rows
+
+
+def _refusals() -> set[str]:
+    return set(_ROW.findall(REFUSALS.read_text(encoding="utf-8")))
+
+
+def test_aube_01_every_feed_feedparser_reads_yields_the_same_items(corpus) -> None:
+    # GIVEN every corpus feed in which feedparser finds entries
+    with_entries = [r for r in corpus if r[1]]
+    refusals = _refusals()
+    # WHEN Heed reads the same bytes THEN it yields the same items, count and links
+    differ = {name: (theirs, ours, error) for name, _n, theirs, ours, error in with_entries if theirs != ours}
+    unlisted = {k: v for k, v in differ.items() if k not in refusals}
+    assert not unlisted, "differences not in feeds-corpus-refusals.md:\n" + "\n".join(f"{k}: {v}" for k, v in unlisted.items())
+    # AND every listed refusal is still one (else the list must shrink)
+    assert refusals <= set(differ), f"listed but no longer different: {sorted(refusals - set(differ))}"
+    yielding = sum(1 for r in with_entries if r[3])
+    entries = sum(r[1] for r in with_entries)
+    kept = sum(min(r[1], len(r[3])) for r in with_entries)
+    print(f"\nfeedparser corpus: {len(with_entries)} feeds with entries, {yielding} yield items in Heed; "
+          f"entries {kept}/{entries}; {len(refusals)} deliberate refusals")
+    baseline = json.loads(BASELINE.read_text(encoding="utf-8"))["feeds"]
+    assert yielding >= baseline["feeds_yielding"] and kept >= baseline["entries"]
+
+
+def test_no_corpus_file_makes_the_parser_raise(corpus) -> None:
+    # _read_all already ran parse_feed on every file; here also without the HTTP header and
+    # cut in half, the shapes a transport may hand over.
+    for path in sorted(CORPUS.rglob("*.xml")):
+        data = path.read_bytes()
+        parse_feed(data, base_url="https://x.example/feed", max_items=40)
+        parse_feed(data[: len(data) // 2], base_url="https://x.example/feed", max_items=40)
