@@ -72,6 +72,7 @@ def test_subsidie_01_urlset_lastmod_in_utc_duplicates_and_bad_locs_dropped() -> 
         SitemapEntry("https://www.gemeente-veldhoven.example/subsidies/duurzaam-wonen", None),  # "binnenkort"
         SitemapEntry("https://www.gemeente-veldhoven.example/regelingen/verordening-2026", None),
     )
+    assert result.skipped == (("javascript:alert(1)", "not_http"),)
 
 
 def test_urlset_without_namespace_and_relative_loc() -> None:
@@ -139,9 +140,11 @@ def test_billion_laughs_sitemap_is_refused() -> None:
     assert parse_sitemap(body.encode(), url="https://h.example/sitemap.xml").error == "entity_expansion"
 
 
-def test_truncated_xml_sitemap_is_malformed() -> None:
+def test_sitemap_cut_before_its_first_entry_ends_has_no_urls_and_says_why() -> None:
     body = load("urlset_lastmod.xml")[:400]
-    assert parse_sitemap(body, url="https://h.example/sitemap.xml").error == "malformed_xml"
+    result = parse_sitemap(body, url="https://h.example/sitemap.xml")
+    assert (result.error, result.urls) == (None, ())
+    assert result.recovered == ("truncated: no complete entry before the break",)
 
 
 def test_html_page_served_as_sitemap_yields_no_urls() -> None:
@@ -149,7 +152,71 @@ def test_html_page_served_as_sitemap_yields_no_urls() -> None:
     assert parse_sitemap(xhtml, url="https://h.example/sitemap.xml").error == "not_a_sitemap"
     soup = b"<!DOCTYPE html><html><body><p>Pagina niet gevonden<br></body></html>"
     result = parse_sitemap(soup, url="https://h.example/sitemap.xml")
-    assert result.error == "malformed_xml" and result.urls == ()
+    assert result.error == "not_a_sitemap" and result.urls == ()
+
+
+# --- what small sites get wrong ------------------------------------------------
+
+
+def _urlset(*locs: str, prolog: str = '<?xml version="1.0" encoding="UTF-8"?>', close: bool = True) -> bytes:
+    urls = "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
+    end = "</urlset>" if close else ""
+    return f'{prolog}<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}{end}'.encode()
+
+
+@pytest.mark.parametrize("bad", ["http://[::1", "http://a]b/", "http://h.example:port/x"])
+def test_malformed_loc_is_skipped_with_its_reason_and_the_rest_kept(bad: str) -> None:
+    # GIVEN a sitemap with one loc urllib cannot read among good ones
+    body = _urlset("https://h.example/a", bad, "https://h.example/b")
+    # WHEN it is parsed THEN it does not raise, the good entries are kept, the bad one listed
+    result = parse_sitemap(body, url="https://h.example/sitemap.xml")
+    assert [e.loc for e in result.urls] == ["https://h.example/a", "https://h.example/b"]
+    assert result.skipped == ((bad, "invalid_url"),)
+    assert result.skipped_total == 1 and result.detail == "skipped: 1 entries"
+
+
+def test_malformed_child_sitemap_is_skipped_too() -> None:
+    body = (b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>http://[x</loc></sitemap>'
+            b"<sitemap><loc>https://h.example/s2.xml</loc></sitemap></sitemapindex>")
+    result = parse_sitemap(body, url="https://h.example/sitemap.xml")
+    assert result.children == ("https://h.example/s2.xml",)
+    assert result.skipped == (("http://[x", "invalid_url"),)
+
+
+def test_blank_lines_before_the_xml_declaration() -> None:
+    result = parse_sitemap(_urlset("https://h.example/a", prolog='\n\n<?xml version="1.0"?>'), url="https://h.example/s.xml")
+    assert [e.loc for e in result.urls] == ["https://h.example/a"]
+    assert result.recovered == ("leading_junk: removed before the XML declaration",)
+
+
+def test_truncated_sitemap_keeps_the_complete_entries() -> None:
+    body = _urlset("https://h.example/a", "https://h.example/b", close=False) + b"<url><loc>https://h.example/c-cut"
+    result = parse_sitemap(body, url="https://h.example/s.xml")
+    assert [e.loc for e in result.urls] == ["https://h.example/a", "https://h.example/b"]
+    assert result.recovered == ("truncated: kept the entries before the break",)
+
+
+def test_bare_ampersand_in_loc_is_recovered() -> None:
+    result = parse_sitemap(_urlset("https://h.example/p?a=1&b=2", "https://h.example/q?x=1&amp;y=2"), url="https://h.example/s.xml")
+    assert [e.loc for e in result.urls] == ["https://h.example/p?a=1&b=2", "https://h.example/q?x=1&y=2"]
+    assert result.recovered == ("bare_ampersands: 1",)
+
+
+def test_rss_feed_as_sitemap() -> None:
+    body = (b'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>https://h.example/</link>'
+            b"<item><title>A</title><link>https://h.example/a</link><pubDate>Mon, 30 Nov 2026 09:00:00 +0100</pubDate></item>"
+            b"<item><title>B</title><link>/b</link></item></channel></rss>")
+    result = parse_sitemap(body, url="https://h.example/feed.xml")
+    assert (result.error, result.kind) == (None, "rss")
+    assert result.urls == (SitemapEntry("https://h.example/a", "2026-11-30T08:00:00Z"), SitemapEntry("https://h.example/b", None))
+
+
+def test_atom_feed_as_sitemap_takes_the_alternate_link() -> None:
+    body = (b'<feed xmlns="http://www.w3.org/2005/Atom"><title>T</title><link rel="self" href="https://h.example/atom"/>'
+            b'<entry><title>A</title><link rel="edit" href="https://h.example/a?edit"/><link href="https://h.example/a"/>'
+            b"<updated>2026-11-30T10:00:00+01:00</updated></entry></feed>")
+    result = parse_sitemap(body, url="https://h.example/atom")
+    assert (result.kind, result.urls) == ("atom", (SitemapEntry("https://h.example/a", "2026-11-30T09:00:00Z"),))
 
 
 def test_text_without_urls_is_not_a_sitemap() -> None:

@@ -1,4 +1,4 @@
-"""Decides which URLs a sitemap lists (urlset, sitemapindex, plain text; gzip or not), within hard size caps."""
+"""Decides which URLs a sitemap lists (urlset, sitemapindex, RSS/Atom, plain text; gzip or not), within hard size caps."""
 from __future__ import annotations
 
 import zlib
@@ -8,17 +8,24 @@ from urllib.parse import urljoin, urlsplit
 from lxml import etree
 
 from heed_core.extract.isodate import to_utc_iso
-from heed_core.extract.safexml import EMPTY, TOO_LARGE, is_blank, local_name, parse_xml
+from heed_core.extract.safexml import EMPTY, TOO_LARGE, is_blank, local_name
+from heed_core.extract.xmlrecover import parse_xml_recovering
 
-__all__ = ["NOT_A_SITEMAP", "SitemapEntry", "SitemapResult", "gunzip_capped", "parse_sitemap"]
+__all__ = ["INVALID_URL", "NOT_A_SITEMAP", "NOT_HTTP", "SitemapEntry", "SitemapResult", "gunzip_capped", "parse_sitemap"]
 
 NOT_A_SITEMAP = "not_a_sitemap"
 DECOMPRESSION_ERROR = "decompression_error"
+INVALID_URL = "invalid_url"
+NOT_HTTP = "not_http"
+MAX_SKIPPED = 100
 
 _GZIP_MAGIC = b"\x1f\x8b"
 # sitemaps.org: at most 50,000 URLs per file; anything beyond is not a sitemap we honour.
 MAX_ENTRIES = 50_000
 _CHUNK = 64 * 1024
+_ROOTS = frozenset({"urlset", "sitemapindex", "rss", "feed", "RDF"})
+# What a cut sitemap keeps: the entries whose end tag arrived.
+_ENTRIES = frozenset({"url", "sitemap", "item", "entry"})
 
 
 @dataclass(frozen=True)
@@ -32,10 +39,26 @@ class SitemapResult:
     urls: tuple[SitemapEntry, ...]
     children: tuple[str, ...]  # child sitemaps of a sitemapindex, in document order
     error: str | None
+    # Entries passed over, as (the loc as written, reason): ``invalid_url`` (urllib cannot
+    # read it, e.g. "http://[::1"), ``not_http`` (javascript:, ftp:, mailto:), ``no_loc``.
+    # At most MAX_SKIPPED are listed; ``skipped_total`` counts them all.
+    skipped: tuple[tuple[str, str], ...] = ()
+    skipped_total: int = 0
+    # What was mended to read it (xmlrecover), e.g. "truncated: kept the entries before the break".
+    recovered: tuple[str, ...] = ()
+    kind: str | None = None  # urlset | sitemapindex | rss | atom | text
+
+    @property
+    def detail(self) -> str | None:
+        """``recovered`` and the skip count as one line for the read's record, or None."""
+        parts = list(self.recovered)
+        if self.skipped_total:
+            parts.append(f"skipped: {self.skipped_total} entries")
+        return "; ".join(parts) or None
 
 
-def _failed(code: str) -> SitemapResult:
-    return SitemapResult(urls=(), children=(), error=code)
+def _failed(code: str, recovered: tuple[str, ...] = ()) -> SitemapResult:
+    return SitemapResult(urls=(), children=(), error=code, recovered=recovered)
 
 
 def gunzip_capped(data: bytes, *, limit: int) -> bytes:
@@ -68,14 +91,20 @@ def gunzip_capped(data: bytes, *, limit: int) -> bytes:
     return bytes(out)
 
 
-def _absolute_http(raw: str | None, base: str) -> str | None:
+def _absolute_http(raw: str | None, base: str) -> tuple[str | None, str | None]:
+    """(absolute http(s) URL, None) or (None, reason). Never raises: a malformed URL
+    ("http://[::1", "http://a]b/", a port that is no number) is one skipped entry."""
     if not raw or not raw.strip():
-        return None
-    absolute = urljoin(base, raw.strip())
-    parts = urlsplit(absolute)
+        return None, "no_loc"
+    try:
+        absolute = urljoin(base, raw.strip())
+        parts = urlsplit(absolute)
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number
+    except ValueError:
+        return None, INVALID_URL
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        return None
-    return absolute
+        return None, NOT_HTTP
+    return absolute, None
 
 
 def _child_text(el: etree._Element, name: str) -> str | None:
@@ -85,22 +114,82 @@ def _child_text(el: etree._Element, name: str) -> str | None:
     return None
 
 
+class _Collector:
+    """Entries in document order, without repeats, up to the cap; skips with reasons."""
+
+    def __init__(self, base: str, max_entries: int) -> None:
+        self.base, self.max_entries = base, max_entries
+        self.urls: list[SitemapEntry] = []
+        self.children: list[str] = []
+        self.seen: set[str] = set()
+        self.skipped: list[tuple[str, str]] = []
+        self.skipped_total = 0
+
+    @property
+    def full(self) -> bool:
+        return len(self.seen) >= self.max_entries
+
+    def add(self, raw: str | None, lastmod: str | None = None, *, child: bool = False) -> None:
+        loc, reason = _absolute_http(raw, self.base)
+        if loc is None:
+            self.skipped_total += 1
+            if len(self.skipped) < MAX_SKIPPED:
+                self.skipped.append(((raw or "").strip()[:300], reason or INVALID_URL))
+            return
+        if loc in self.seen:
+            return
+        self.seen.add(loc)
+        if child:
+            self.children.append(loc)
+        else:
+            self.urls.append(SitemapEntry(loc=loc, lastmod=to_utc_iso(lastmod)))
+
+    def result(self, kind: str, recovered: tuple[str, ...] = ()) -> SitemapResult:
+        return SitemapResult(urls=tuple(self.urls), children=tuple(self.children), error=None,
+                             skipped=tuple(self.skipped), skipped_total=self.skipped_total,
+                             recovered=recovered, kind=kind)
+
+
 def _plain_text(body: bytes, url: str, max_entries: int) -> SitemapResult:
     text = body.decode("utf-8", errors="replace").lstrip("\ufeff")
-    urls: list[SitemapEntry] = []
+    found = _Collector(url, max_entries)
     for line in text.splitlines():
         line = line.strip()
         # sitemaps.org text format: one full URL per line, nothing else.
         if not line.lower().startswith(("http://", "https://")):
             continue
-        loc = _absolute_http(line, url)
-        if loc:
-            urls.append(SitemapEntry(loc=loc, lastmod=None))
-            if len(urls) >= max_entries:
-                break
-    if not urls:
+        found.add(line)
+        if found.full:
+            break
+    if not found.urls:
         return _failed(NOT_A_SITEMAP)
-    return SitemapResult(urls=tuple(urls), children=(), error=None)
+    return found.result("text")
+
+
+def _atom_link(entry: etree._Element) -> str | None:
+    """An Atom entry's page: its first link with rel="alternate" or no rel (RFC 4287 4.2.7.2)."""
+    for child in entry:
+        if local_name(child) == "link" and (child.get("rel") or "alternate") == "alternate":
+            return child.get("href") or "".join(child.itertext()).strip() or None
+    return None
+
+
+def _feed_entries(root: etree._Element, found: _Collector) -> str:
+    """sitemaps.org: an RSS 2.0 or Atom feed may serve as a sitemap; each item's link is a URL
+    and its date the last modification."""
+    kind = "atom" if local_name(root) == "feed" else "rss"
+    for el in root.iter():
+        name = local_name(el)
+        if kind == "atom" and name == "entry":
+            lastmod = next((_child_text(el, n) for n in ("updated", "modified", "published", "issued")
+                            if _child_text(el, n)), None)
+            found.add(_atom_link(el), lastmod)
+        elif kind == "rss" and name == "item":
+            lastmod = _child_text(el, "pubDate") or _child_text(el, "date")
+            found.add(_child_text(el, "link"), lastmod)
+        if found.full:
+            break
+    return kind
 
 
 def parse_sitemap(
@@ -111,13 +200,17 @@ def parse_sitemap(
     max_decompressed: int = 50 * 2**20,
     max_entries: int = MAX_ENTRIES,
 ) -> SitemapResult:
-    """URLs (with lastmod) of a ``urlset``, or child sitemaps of a ``sitemapindex``.
+    """URLs (with lastmod) of a ``urlset``, or child sitemaps of a ``sitemapindex``; the item
+    links of an RSS or Atom feed served as a sitemap (sitemaps.org allows it).
 
     Gzip is recognised by its magic bytes, not by the URL or headers, and inflated
     under ``max_decompressed`` (a bomb yields ``too_large``). Namespaced or not;
-    plain-text sitemaps (one URL per line) too. Never raises for bad input: errors
-    are ``too_large``, ``empty``, ``decompression_error``, ``malformed_xml``,
-    ``bad_encoding``, ``entity_expansion``, ``not_a_sitemap``."""
+    plain-text sitemaps (one URL per line) too. What small sites get wrong (blank lines
+    before ``<?xml``, a bare ``&`` in a loc, a cut file: the complete entries are kept) is
+    mended and said in ``recovered``; an entry whose loc is no usable URL is skipped and
+    listed in ``skipped`` with its reason. Never raises for bad input: errors are
+    ``too_large``, ``empty``, ``decompression_error``, ``malformed_xml``,
+    ``entity_expansion``, ``not_a_sitemap``."""
     if len(body) > max_bytes:
         return _failed(TOO_LARGE)
     if body.startswith(_GZIP_MAGIC):
@@ -132,27 +225,24 @@ def parse_sitemap(
     head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n")
     if not head.startswith(b"<"):
         return _plain_text(body, url, max_entries)
-    doc = parse_xml(body, max_bytes=max(max_bytes, max_decompressed))
+    doc = parse_xml_recovering(body, max_bytes=max(max_bytes, max_decompressed), roots=_ROOTS, entries=_ENTRIES)
     if doc.root is None:
-        return _failed(doc.error or EMPTY)
+        return _failed(doc.error or EMPTY, doc.recovered)
     kind = local_name(doc.root)
+    found = _Collector(url, max_entries)
+    if kind in ("rss", "feed", "RDF"):
+        return found.result(_feed_entries(doc.root, found), doc.recovered)
     if kind not in ("urlset", "sitemapindex"):
         return _failed(NOT_A_SITEMAP)
     entry_tag = "url" if kind == "urlset" else "sitemap"
-    urls: list[SitemapEntry] = []
-    children: list[str] = []
-    seen: set[str] = set()
     for el in doc.root:
         if local_name(el) != entry_tag:
             continue
-        loc = _absolute_http(_child_text(el, "loc"), url)
-        if loc is None or loc in seen:
-            continue
-        seen.add(loc)
+        loc = _child_text(el, "loc")
         if kind == "urlset":
-            urls.append(SitemapEntry(loc=loc, lastmod=to_utc_iso(_child_text(el, "lastmod"))))
+            found.add(loc, _child_text(el, "lastmod"))
         else:
-            children.append(loc)
-        if len(seen) >= max_entries:
+            found.add(loc, child=True)
+        if found.full:
             break
-    return SitemapResult(urls=tuple(urls), children=tuple(children), error=None)
+    return found.result(kind, doc.recovered)
