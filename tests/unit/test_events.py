@@ -42,6 +42,7 @@ def test_wannado_10_json_ld_graph_of_theater_events():
         image="https://www.stadstheater-wilgenburg.nl/media/voorstellingen/verloren-brief-1200.jpg",
         url="https://www.stadstheater-wilgenburg.nl/voorstelling/de-verloren-brief",
         source_format="json-ld",
+        status="EventScheduled",
     )
 
 
@@ -129,7 +130,8 @@ def test_wannado_10_top_level_list_nested_item_list_and_subtype_with_prefix():
          "location": "Park", "offers": {"price": "1.250,00", "priceCurrency": "eur"}},
     ])
     events = extract_events(jsonld_page(block), base_url=AGENDA).events
-    assert [(e.name, e.start) for e in events] == [("Cabaret", "2026-12-12T20:00"), ("Winterfestival", "2026-12-27")]
+    # a local time without an offset is read in the venue's zone (Europe/Amsterdam: CET in December)
+    assert [(e.name, e.start) for e in events] == [("Cabaret", "2026-12-12T20:00:00+01:00"), ("Winterfestival", "2026-12-27")]
     assert events[1].price == "EUR 1250.00"
 
 
@@ -172,3 +174,119 @@ def test_wannado_10_bad_input_never_raises(body):
 def test_wannado_10_deeply_nested_json_ld_does_not_crash():
     body = jsonld_page("[" * 20_000 + "]" * 20_000, json.dumps({"@type": "Event", "name": "Ok"}))
     assert [e.name for e in extract_events(body, base_url=AGENDA).events] == ["Ok"]
+
+
+# --- the shapes schema.org's own examples use (issue 9) ---------------------------------
+
+
+def _one(node: dict, **kwargs) -> Event:
+    (event,) = extract_events(jsonld_page(json.dumps({"@context": "https://schema.org", **node})), base_url=AGENDA, **kwargs).events
+    return event
+
+
+@pytest.mark.parametrize("kind", ["PerformingArtsEvent", "ConferenceEvent", "TheaterEvent", "CourseInstance",
+                                  "Hackathon", "KermisEvent"])
+def test_wannado_10_any_event_type_is_an_event(kind: str) -> None:
+    assert _one({"@type": kind, "name": "X", "startDate": "2026-12-01"}).name == "X"
+
+
+def test_wannado_10_non_events_named_like_events_are_not_events() -> None:
+    body = jsonld_page(json.dumps([{"@type": "InstantaneousEvent", "name": "log entry"},
+                                   {"@type": "EventReservation", "name": "booking"},
+                                   {"@type": "EventVenue", "name": "zaal"}]))
+    assert extract_events(body, base_url=AGENDA).events == ()
+
+
+def test_wannado_10_type_and_id_aliases() -> None:
+    # GIVEN a JSON-LD 1.1 node using "type"/"id" (as schema.org's PerformingArtsEvent example does)
+    block = json.dumps({"@context": "http://schema.org", "@graph": [
+        {"type": "PerformingArtsEvent", "id": "#show", "name": "Tienduizend uur", "location": {"id": "#zaal"}},
+        {"type": "Place", "id": "#zaal", "name": "Salle Desjardins"},
+    ]})
+    (event,) = extract_events(jsonld_page(block), base_url=AGENDA).events
+    assert (event.name, event.location) == ("Tienduizend uur", "Salle Desjardins")
+
+
+def test_wannado_10_location_given_as_a_bare_postal_address() -> None:
+    event = _one({"@type": "Event", "name": "Buurtfeest", "location": {
+        "@type": "PostalAddress", "streetAddress": "Dorpsstraat 1", "postalCode": "1234 AB", "addressLocality": "Ergens"}})
+    assert event.location == "Dorpsstraat 1, 1234 AB Ergens"
+
+
+def test_wannado_10_physical_place_preferred_over_livestream_both_kept() -> None:
+    event = _one({"@type": "Event", "name": "Hybride", "location": [
+        {"@type": "VirtualLocation", "url": "https://stream.example/live"},
+        {"@type": "Place", "name": "Grote Zaal", "address": {"@type": "PostalAddress", "addressLocality": "Kadestad"}}]})
+    assert (event.location, event.online) == ("Grote Zaal, Kadestad", "https://stream.example/live")
+
+
+def test_wannado_10_online_only_event_keeps_its_link() -> None:
+    event = _one({"@type": "Event", "name": "Online", "location": {"@type": "VirtualLocation", "url": "https://s.example/x"}})
+    assert (event.location, event.online) == ("https://s.example/x", "https://s.example/x")
+
+
+@pytest.mark.parametrize("status", ["EventCancelled", "EventPostponed", "EventMovedOnline", "EventScheduled"])
+def test_wannado_10_event_status_is_kept(status: str) -> None:
+    assert _one({"@type": "Event", "name": "X", "eventStatus": f"https://schema.org/{status}"}).status == status
+
+
+def test_wannado_10_rescheduled_event_keeps_its_previous_start() -> None:
+    event = _one({"@type": "MusicEvent", "name": "B.B. King", "startDate": "2014-04-12T19:30",
+                  "eventStatus": "EventRescheduled", "previousStartDate": "2013-09-30T19:30"})
+    assert (event.status, event.start, event.previous_start) == (
+        "EventRescheduled", "2014-04-12T19:30:00+02:00", "2013-09-30T19:30:00+02:00")
+
+
+def test_wannado_10_offer_availability_is_kept() -> None:
+    event = _one({"@type": "Event", "name": "Uitverkocht", "offers": [
+        {"@type": "Offer", "price": "25", "priceCurrency": "EUR", "availability": "https://schema.org/SoldOut"},
+        {"@type": "Offer", "price": "60", "priceCurrency": "EUR", "availability": "https://schema.org/InStock"}]})
+    assert (event.price, event.availability) == ("EUR 25.00 - 60.00", "SoldOut, InStock")
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ("2026-12-04", "2026-12-04"),                                  # a date stays a date
+    ("2026-12-04T20:15", "2026-12-04T20:15:00+01:00"),             # local: CET in winter
+    ("2026-07-04T20:15", "2026-07-04T20:15:00+02:00"),             # local: CEST in summer
+    ("2026-12-04 20:15:00", "2026-12-04T20:15:00+01:00"),
+    ("2026-12-04T20:15:00-05:00", "2026-12-04T20:15:00-05:00"),    # an offset is kept
+    ("2026-12-04T20:15:00+0100", "2026-12-04T20:15:00+01:00"),
+    ("2026-12-04T19:15:00Z", "2026-12-04T19:15:00+00:00"),
+    ("in december", "in december"),                                # not a date: kept as written
+])
+def test_wannado_10_dates_normalised(raw: str, expected: str) -> None:
+    assert _one({"@type": "Event", "name": "X", "startDate": raw}).start == expected
+
+
+def test_wannado_10_venue_time_zone_comes_from_the_caller() -> None:
+    event = _one({"@type": "Event", "name": "X", "startDate": "2026-12-04T20:15"}, timezone="America/New_York")
+    assert event.start == "2026-12-04T20:15:00-05:00"
+
+
+def test_wannado_10_same_show_in_json_ld_and_microdata_with_different_spellings_is_one_event() -> None:
+    body = (
+        b'<html><head><script type="application/ld+json">{"@type":"TheaterEvent","name":"Dubbel","startDate":"2026-12-01T20:00"}</script></head>'
+        b'<body><div itemscope itemtype="https://schema.org/TheaterEvent"><span itemprop="name">Dubbel</span>'
+        b'<meta itemprop="startDate" content="2026-12-01T20:00:00+01:00"></div>'
+        b'<div itemscope itemtype="https://schema.org/TheaterEvent"><span itemprop="name">Dubbel</span>'
+        b'<meta itemprop="startDate" content="2026-12-02T20:00:00+01:00"></div></body></html>'
+    )
+    events = extract_events(body, base_url=AGENDA).events
+    assert [(e.start, e.source_format) for e in events] == [
+        ("2026-12-01T20:00:00+01:00", "json-ld"), ("2026-12-02T20:00:00+01:00", "microdata")]
+
+
+def test_wannado_10_event_schedule_yields_the_first_occurrence() -> None:
+    # GIVEN schema.org's weekly Tai chi example: from Sunday 2017-01-01, Wednesdays 19:00-20:00, London
+    event = _one({"@type": "Event", "name": "Tai chi Class", "duration": "PT60M", "eventSchedule": {
+        "@type": "Schedule", "startDate": "2017-01-01", "endDate": "2017-12-31", "repeatFrequency": "P1W",
+        "byDay": "https://schema.org/Wednesday", "startTime": "19:00:00", "endTime": "20:00:00",
+        "scheduleTimezone": "Europe/London"}})
+    # THEN the first show is Wednesday 4 January at 19:00 London time
+    assert (event.start, event.end) == ("2017-01-04T19:00:00+00:00", "2017-01-04T20:00:00+00:00")
+
+
+def test_wannado_10_event_schedule_without_a_start_date_gives_no_start() -> None:
+    event = _one({"@type": "Event", "name": "Maandelijks", "eventSchedule": {
+        "@type": "Schedule", "repeatFrequency": "P1M", "byDay": "2MO", "startTime": "18:00:00"}})
+    assert event.start is None

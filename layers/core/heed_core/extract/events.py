@@ -16,20 +16,24 @@ from urllib.parse import urljoin, urlsplit
 
 import lxml.html
 
+from .eventtime import DEFAULT_TIMEZONE, first_occurrence, normalise
 from .signals import DEFAULT_MAX_BYTES, parse_html
 
 __all__ = ["EVENT_TYPES", "Event", "EventsResult", "absolute_url", "clean_text", "event_from_node", "extract_events"]
 
-# schema.org Event and every subtype (https://schema.org/Event, "More specific Types").
+# schema.org Event and every subtype (https://schema.org/Event, "More specific Types", pending
+# ones included); any other type named "...Event" is read as one too (see _is_event).
 EVENT_TYPES = frozenset(
     {
-        "Event", "BusinessEvent", "ChildrensEvent", "ComedyEvent", "CourseInstance", "DanceEvent",
-        "DeliveryEvent", "EducationEvent", "EventSeries", "ExhibitionEvent", "Festival", "FoodEvent",
-        "Hackathon", "LiteraryEvent", "MusicEvent", "PublicationEvent", "BroadcastEvent",
-        "OnDemandEvent", "SaleEvent", "ScreeningEvent", "SocialEvent", "SportsEvent", "TheaterEvent",
-        "VisualArtsEvent",
+        "Event", "BusinessEvent", "ChildrensEvent", "ComedyEvent", "ConferenceEvent", "CourseInstance",
+        "DanceEvent", "DeliveryEvent", "EducationEvent", "EventSeries", "ExhibitionEvent", "Festival",
+        "FoodEvent", "Hackathon", "LiteraryEvent", "MusicEvent", "PerformingArtsEvent", "PublicationEvent",
+        "BroadcastEvent", "OnDemandEvent", "SaleEvent", "ScreeningEvent", "SocialEvent", "SportsEvent",
+        "TheaterEvent", "VisualArtsEvent",
     }
 )
+# Named "...Event" but no event anyone attends: a log entry (a StructuredValue), a booking.
+_NOT_EVENTS = frozenset({"InstantaneousEvent"})
 MAX_EVENTS = 500
 DESCRIPTION_CHARS = 500
 _MAX_DEPTH = 64
@@ -44,6 +48,13 @@ _URL_PROPS = frozenset({"url", "image", "sameAs", "logo", "contentUrl", "thumbna
 
 @dataclass(frozen=True)
 class Event:
+    """One event. ``start``/``end``/``previous_start`` are ISO 8601 (a date alone stays a date;
+    a local time gets the venue zone's offset, see eventtime). ``location`` is the physical
+    place when the event names one, ``online`` the URL of a VirtualLocation/livestream.
+    ``status`` is the schema.org EventStatusType (``EventCancelled``, ``EventPostponed``,
+    ``EventRescheduled``, ``EventMovedOnline``, ``EventScheduled``) and ``availability`` the
+    offers' ItemAvailability (``SoldOut``, ``InStock``, ...), as their local names."""
+
     name: str
     start: str | None
     end: str | None
@@ -53,6 +64,10 @@ class Event:
     image: str | None
     url: str
     source_format: str  # json-ld | microdata | rdfa | llm
+    status: str | None = None
+    availability: str | None = None
+    previous_start: str | None = None
+    online: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,9 +108,20 @@ def _local(name: str) -> str:
 
 
 def _types(node: dict[str, Any]) -> set[str]:
-    raw = node.get("@type", [])
+    # JSON-LD 1.1 contexts alias "@type"/"@id" as "type"/"id" (schema.org's own examples do).
+    raw = node.get("@type", node.get("type", []))
     raw = raw if isinstance(raw, list) else [raw]
     return {_local(t) for t in raw if isinstance(t, str)}
+
+
+def _id(node: dict[str, Any]) -> str | None:
+    value = node.get("@id", node.get("id"))
+    return value if isinstance(value, str) else None
+
+
+def _is_event(types: set[str]) -> bool:
+    return any(t in EVENT_TYPES or (t.endswith("Event") and t not in _NOT_EVENTS and t[:1].isupper())
+               for t in types)
 
 
 def _first(value: Any) -> Any:
@@ -104,10 +130,13 @@ def _first(value: Any) -> Any:
     return value
 
 
+_REF_KEYS = frozenset({"@id", "@type", "id", "type"})
+
+
 def _deref(value: Any, ids: dict[str, dict[str, Any]]) -> Any:
     value = _first(value)
-    if isinstance(value, dict) and isinstance(value.get("@id"), str) and set(value) <= {"@id", "@type"}:
-        return ids.get(value["@id"], value)
+    if isinstance(value, dict) and _id(value) and set(value) <= _REF_KEYS:
+        return ids.get(_id(value) or "", value)
     return value
 
 
@@ -121,16 +150,28 @@ def _text(value: Any) -> str | None:
     return clean_text(str(value))
 
 
-def _location(value: Any, ids: dict[str, dict[str, Any]]) -> str | None:
+def _address_parts(address: dict[str, Any], ids: dict[str, dict[str, Any]]) -> list[str | None]:
+    locality = " ".join(p for p in (_text(address.get("postalCode")), _text(address.get("addressLocality"))) if p)
+    country = _deref(address.get("addressCountry"), ids)
+    return [_text(address.get("streetAddress")), locality, _text(country)]
+
+
+def _is_address(node: dict[str, Any]) -> bool:
+    return "PostalAddress" in _types(node) or any(
+        k in node for k in ("streetAddress", "addressLocality", "postalCode"))
+
+
+def _place(value: Any, ids: dict[str, dict[str, Any]]) -> str | None:
+    """One location as text: a Place with its address, a bare PostalAddress, or plain text."""
     value = _deref(value, ids)
     if not isinstance(value, dict):
         return _text(value)
     parts = [_text(value.get("name"))]
     address = _deref(value.get("address"), ids)
-    if isinstance(address, dict):
-        locality = " ".join(p for p in (_text(address.get("postalCode")), _text(address.get("addressLocality"))) if p)
-        country = _deref(address.get("addressCountry"), ids)
-        parts += [_text(address.get("streetAddress")), locality, _text(country)]
+    if _is_address(value) and not isinstance(address, dict):
+        parts += _address_parts(value, ids)  # schema.org allows a PostalAddress as the location
+    elif isinstance(address, dict):
+        parts += _address_parts(address, ids)
     else:
         parts.append(_text(address))
     if not any(parts):
@@ -140,6 +181,32 @@ def _location(value: Any, ids: dict[str, dict[str, Any]]) -> str | None:
         if p and p not in seen:
             seen.append(p)
     return clean_text(", ".join(seen), 300) if seen else None
+
+
+def _is_virtual(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "VirtualLocation" in _types(value)
+    return isinstance(value, str) and value.strip().lower().startswith(("http://", "https://"))
+
+
+def _locations(value: Any, base: str, ids: dict[str, dict[str, Any]]) -> tuple[str | None, str | None]:
+    """(physical location, online URL). Of several locations the physical Place is preferred
+    for ``location`` (a livestream is no place to go to); the VirtualLocation is kept as ``online``."""
+    values = value if isinstance(value, list) else [value]
+    physical: str | None = None
+    online: str | None = None
+    virtual_text: str | None = None
+    for raw in values[:20]:
+        item = _deref(raw, ids)
+        if item in (None, "", [], {}):
+            continue
+        if _is_virtual(item):
+            link = _first(item.get("url")) if isinstance(item, dict) else item
+            online = online or (absolute_url(link, base) if isinstance(link, str) else None)
+            virtual_text = virtual_text or _place(item, ids)
+        elif physical is None:
+            physical = _place(item, ids)
+    return physical or virtual_text, online
 
 
 def _decimal(raw: str) -> Decimal | None:
@@ -192,6 +259,24 @@ def _price(node: dict[str, Any], ids: dict[str, dict[str, Any]]) -> str | None:
     return "free" if free and free.lower() in ("true", "yes", "1") else None
 
 
+def _availability(node: dict[str, Any], ids: dict[str, dict[str, Any]]) -> str | None:
+    """The offers' ItemAvailability local names in offer order, without repeats
+    (``SoldOut``; ``SoldOut, InStock`` when a second ticket kind is still on sale)."""
+    offers = node.get("offers")
+    found: dict[str, None] = {}
+    for offer in (offers if isinstance(offers, list) else [offers])[:50]:
+        offer = _deref(offer, ids)
+        raw = _text(offer.get("availability")) if isinstance(offer, dict) else None
+        if raw:
+            found.setdefault(_local(raw))
+    return ", ".join(found) or None
+
+
+def _status(node: dict[str, Any]) -> str | None:
+    raw = _text(node.get("eventStatus"))
+    return _local(raw) if raw else None
+
+
 def _image(value: Any, base: str, ids: dict[str, dict[str, Any]]) -> str | None:
     value = _deref(value, ids)
     if isinstance(value, dict):
@@ -199,12 +284,30 @@ def _image(value: Any, base: str, ids: dict[str, dict[str, Any]]) -> str | None:
     return absolute_url(value, base) if isinstance(value, str) else None
 
 
+def _dates(node: dict[str, Any], ids: dict[str, dict[str, Any]], zone: str) -> tuple[str | None, str | None]:
+    start = normalise(_text(node.get("startDate")), zone=zone)
+    end = normalise(_text(node.get("endDate")), zone=zone)
+    if start is None:
+        # A repeating show (eventSchedule) without its own startDate: its first occurrence.
+        schedules = node.get("eventSchedule")
+        for schedule in (schedules if isinstance(schedules, list) else [schedules])[:20]:
+            schedule = _deref(schedule, ids)
+            if isinstance(schedule, dict):
+                first, last = first_occurrence(
+                    {k: _text(v) if k != "byDay" else v for k, v in schedule.items()},
+                    duration=_text(node.get("duration")), zone=zone)
+                if first is not None:
+                    return first, end or last
+    return start, end
+
+
 def event_from_node(
     node: dict[str, Any], *, page_url: str, base: str | None = None, source_format: str,
-    ids: dict[str, dict[str, Any]] | None = None,
+    ids: dict[str, dict[str, Any]] | None = None, timezone: str = DEFAULT_TIMEZONE,
 ) -> Event | None:
     """An ``Event`` from one schema.org node (JSON-LD shape; microdata and RDFa items are
-    brought into that shape first), or None when it has no name."""
+    brought into that shape first), or None when it has no name. A local time without an
+    offset is read in ``timezone``, the venue's zone."""
     ids = ids or {}
     base = base or page_url
     name = clean_text(_text(node.get("name")), 300)
@@ -212,16 +315,22 @@ def event_from_node(
         return None
     own = _first(node.get("url"))
     url = absolute_url(own, base) if isinstance(own, str) else None
+    start, end = _dates(node, ids, timezone)
+    location, online = _locations(node.get("location"), base, ids)
     return Event(
         name=name,
-        start=_text(node.get("startDate")),
-        end=_text(node.get("endDate")),
-        location=_location(node.get("location"), ids),
+        start=start,
+        end=end,
+        location=location,
         price=_price(node, ids),
         description=clean_text(_text(node.get("description")), DESCRIPTION_CHARS),
         image=_image(node.get("image"), base, ids),
         url=url or page_url,
         source_format=source_format,
+        status=_status(node),
+        availability=_availability(node, ids),
+        previous_start=normalise(_text(node.get("previousStartDate")), zone=timezone),
+        online=online,
     )
 
 
@@ -252,9 +361,9 @@ def _jsonld(root: lxml.html.HtmlElement) -> tuple[list[dict[str, Any]], dict[str
     found: list[dict[str, Any]] = []
 
     def visit(node: dict[str, Any]) -> None:
-        if isinstance(node.get("@id"), str) and set(node) - {"@id", "@type"}:
-            ids.setdefault(node["@id"], node)
-        if _types(node) & EVENT_TYPES:
+        if _id(node) and set(node) - _REF_KEYS:
+            ids.setdefault(_id(node) or "", node)
+        if _is_event(_types(node)):
             found.append(node)
 
     for block in blocks:
@@ -306,10 +415,17 @@ def _scoped_items(root: lxml.html.HtmlElement, fmt: str) -> list[dict[str, Any]]
         return node
 
     return [item(el, 0) for el in root.iter() if isinstance(el.tag, str) and is_scope(el)
-            and {_local(t) for t in (el.get(type_attr) or "").split()} & EVENT_TYPES]
+            and _is_event({_local(t) for t in (el.get(type_attr) or "").split()})]
 
 
-def extract_events(body: bytes, *, base_url: str, max_bytes: int = DEFAULT_MAX_BYTES) -> EventsResult:
+def extract_events(
+    body: bytes, *, base_url: str, max_bytes: int = DEFAULT_MAX_BYTES, timezone: str = DEFAULT_TIMEZONE
+) -> EventsResult:
+    """WANNADO-10: the schema.org events of an agenda page, JSON-LD first, then microdata and
+    RDFa. ``timezone`` is the venue's (IANA name; WannadoBot's venues: Europe/Amsterdam): a
+    start or end without an offset is read in it. The same show declared twice (JSON-LD and
+    microdata, or twice in one graph) is one event: duplicates are found on the name and the
+    normalised start, so ``20:00`` and ``20:00:00+01:00`` are the same time."""
     if len(body) > max_bytes:
         return EventsResult((), "too_large")
     root = parse_html(body, max_bytes=max_bytes)
@@ -326,11 +442,11 @@ def extract_events(body: bytes, *, base_url: str, max_bytes: int = DEFAULT_MAX_B
     events: list[Event] = []
     seen: set[tuple[str, str | None]] = set()
     for node, fmt in candidates:
-        event = event_from_node(node, page_url=base_url, base=base, source_format=fmt, ids=ids)
+        event = event_from_node(node, page_url=base_url, base=base, source_format=fmt, ids=ids, timezone=timezone)
         # The same event is often declared twice (JSON-LD and microdata): keep the first.
-        if event is None or (event.name, event.start) in seen:
+        if event is None or (event.name.casefold(), event.start) in seen:
             continue
-        seen.add((event.name, event.start))
+        seen.add((event.name.casefold(), event.start))
         events.append(event)
         if len(events) >= MAX_EVENTS:
             break
