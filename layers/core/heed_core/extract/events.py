@@ -35,6 +35,7 @@ EVENT_TYPES = frozenset(
 # Named "...Event" but no event anyone attends: a log entry (a StructuredValue), a booking.
 _NOT_EVENTS = frozenset({"InstantaneousEvent"})
 MAX_EVENTS = 500
+_QUOTES = " \"'“”‘’«»„"
 DESCRIPTION_CHARS = 500
 _MAX_DEPTH = 64
 _TAG = re.compile(r"<[^>]{0,2000}>")
@@ -444,9 +445,10 @@ def extract_events(
     for node, fmt in candidates:
         event = event_from_node(node, page_url=base_url, base=base, source_format=fmt, ids=ids, timezone=timezone)
         # The same event is often declared twice (JSON-LD and microdata): keep the first.
-        if event is None or (event.name.casefold(), event.start) in seen:
+        key = (event.name.casefold().strip(_QUOTES), event.start) if event is not None else None
+        if event is None or key in seen:
             continue
-        seen.add((event.name.casefold(), event.start))
+        seen.add(key)  # type: ignore[arg-type]
         events.append(event)
         if len(events) >= MAX_EVENTS:
             break
