@@ -464,3 +464,25 @@ def test_empty_body_is_empty(body: bytes) -> None:
 def test_strings_feedparser_would_open_are_never_opened(no_network: None, body: bytes) -> None:
     result = parse_feed(body, base_url="https://b.example/", max_items=40)
     assert result.error == "malformed_xml" and result.items == ()
+
+
+def test_aube_01_a_huge_feed_is_cut_to_max_items_before_feedparser_reads_it() -> None:
+    # GIVEN 20,000 items, each with raw HTML and an HTML entity to mend
+    items = "".join(f"<item><title>T{i}&nbsp;</title><link>https://b.example/{i}?a=1&b=2</link>"
+                    f"<description>x<br>y</description></item>" for i in range(20_000))
+    t0 = time.perf_counter()
+    result = parse_feed(_rss("T", items), base_url="https://b.example/", max_items=AUBE_MAX_ITEMS)
+    # THEN 40 items come back, all 20,000 are counted, and it stays fast
+    assert (len(result.items), result.total_items) == (40, 20_000)
+    assert time.perf_counter() - t0 < 5.0
+
+
+@pytest.mark.parametrize("body", [
+    b"<rss><channel>" + b"<description>" * 50_000,
+    b"<rss><channel>" + b"<title>" * 50_000 + b"</title></channel></rss>",
+    b"<rss><channel><item><description>" + b"<b>" * 100_000 + b"</description></item></channel></rss>",
+])
+def test_pathological_markup_is_mended_in_linear_time(body: bytes) -> None:
+    t0 = time.perf_counter()
+    parse_feed(body, base_url="https://b.example/", max_items=40)
+    assert time.perf_counter() - t0 < 3.0

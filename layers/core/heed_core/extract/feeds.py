@@ -139,6 +139,16 @@ def _item(entry: Any, base_url: str, max_summary_chars: int | None) -> FeedItem:
     )
 
 
+def _keep_first_entries(root: etree._Element, limit: int) -> int:
+    """Drop the entries past ``limit`` before feedparser sees them (AUBE-01 reads 40; a feed of
+    60,000 items must not cost 60,000 sanitised entries). Returns how many the feed held."""
+    entries = [el for el in root.iter() if local_name(el) in _ENTRIES
+               and local_name(el.getparent()) in ("channel", "rss", "RDF", "feed")]
+    for el in entries[limit:]:
+        el.getparent().remove(el)
+    return len(entries)
+
+
 def parse_feed(
     body: bytes,
     *,
@@ -173,6 +183,7 @@ def parse_feed(
         # CDF (<CHANNEL>), a sitemap, an XHTML page: not a feed we read (feedparser's CDF
         # support is an old Microsoft format no site of ours serves).
         return _failed(NOT_A_FEED)
+    total = _keep_first_entries(doc.root, max(0, max_items))
     data = etree.tostring(doc.root, encoding="utf-8", xml_declaration=True)
     try:
         parsed = feedparser.parse(
@@ -194,5 +205,5 @@ def parse_feed(
     title = _plain(feed.get("title_detail"), feed.get("title")) or None
     limit = max(0, max_items)
     items = tuple(_item(e, base_url, max_summary_chars) for e in entries[:limit])
-    return FeedResult(items=items, title=title, error=None, total_items=len(entries), version=version,
+    return FeedResult(items=items, title=title, error=None, total_items=max(total, len(entries)), version=version,
                       recovered=doc.recovered)

@@ -210,15 +210,23 @@ def _wrap_raw_html(text: str) -> tuple[str, int]:
 
     out: list[str] = []
     pos = wrapped = 0
+    # The nearest end tag found per name: reused while it lies ahead, so a file of many
+    # unclosed <description>s costs one scan, not one per element.
+    nearest: dict[str, re.Match[str] | None] = {}
     for m in _TEXT_ELEMENTS.finditer(text):
         if m.start() < pos or m.group(0).endswith("/>") or in_section(m.start()):
             continue
-        close = re.compile(r"</" + re.escape(m.group(1)) + r"\s*>")
-        end = close.search(text, m.end())
-        while end is not None and in_section(end.start()):
-            end = close.search(text, end.end())
+        name = m.group(1)
+        end = nearest.get(name, False)
+        if end is False or (end is not None and end.start() < m.end()):  # type: ignore[union-attr]
+            close = re.compile(r"</" + re.escape(name) + r"\s*>")
+            end = close.search(text, m.end())
+            while end is not None and in_section(end.start()):
+                end = close.search(text, end.end())
+            nearest[name] = end
         if end is None:
             continue
+        assert isinstance(end, re.Match)
         content = text[m.end():end.start()]
         if "<" not in content or _well_formed_fragment(content):
             continue
