@@ -128,6 +128,27 @@ def test_a_file_system_error_in_the_middle_of_a_run_is_one_line(capsys: pytest.C
     assert one_line(err) == f"heed: error: {tmp_path / 'aubebot' / 'requests.jsonl'}: No space left on device"
 
 
+def test_samconfig_write_where_it_cannot(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    def read_only(self: Path, *args: Any, **kwargs: Any) -> int:
+        raise OSError(errno.EROFS, "Read-only file system", str(self))
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(Path, "write_text", read_only)
+    code, out, err = run(capsys, "samconfig", "--write")
+    assert (code, out) == (1, "")
+    assert one_line(err) == "heed: error: samconfig.toml: Read-only file system"
+
+
+def test_samconfig_check_outside_the_checkout(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "samconfig", "--check")
+    assert code == 1
+    assert one_line(err) == ("samconfig.toml: cannot read (No such file or directory); "
+                             "run `heed samconfig --write`")
+
+
 # --- a closed pipe -------------------------------------------------------------------------------
 
 
