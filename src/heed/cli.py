@@ -10,11 +10,18 @@ import sys
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 
 class UsageError(Exception):
     """A user mistake: one clear line, exit 2, no traceback."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage mistake told in one line (the usage is one --help away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _version() -> str:
@@ -256,7 +263,7 @@ def cmd_info_page(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="heed", description="Heed: a serverless, polite web crawler.")
+    parser = _Parser(prog="heed", description="Heed: a serverless, polite web crawler.")
     parser.add_argument("--version", action="version", version=f"heed {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 

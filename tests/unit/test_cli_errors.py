@@ -56,8 +56,28 @@ def test_version_is_one_line_on_stdout(capsys: pytest.CaptureFixture[str]) -> No
 
 def test_an_unknown_command_ends_in_one_error_line(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "crawl")
-    assert code == 2 and "Traceback" not in err
-    assert err.strip().splitlines()[-1].startswith("heed: error: argument command: invalid choice: 'crawl'")
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith("heed: error: argument command: invalid choice: 'crawl'")
+    assert line.endswith("(see heed --help)")
+
+
+@pytest.mark.parametrize("argv, line", [
+    ([], "heed: error: the following arguments are required: command (see heed --help)"),
+    (["local"], "heed local: error: the following arguments are required: local_command (see heed local --help)"),
+    (["local", "run", "--bot", "aubebot"],
+     "heed local run: error: the following arguments are required: --sources (see heed local run --help)"),
+    (["robots", "check", "robots.txt", "/"],
+     "heed robots check: error: the following arguments are required: --agent (see heed robots check --help)"),
+    (["samconfig", "--check", "--write"],
+     "heed samconfig: error: argument --write: not allowed with argument --check (see heed samconfig --help)"),
+    (["demo", "--colour"], "heed: error: unrecognized arguments: --colour (see heed --help)"),
+])
+def test_a_usage_mistake_is_one_line_with_a_pointer_to_help(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                            line: str) -> None:
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert one_line(err) == line
 
 
 # --- --out ---------------------------------------------------------------------------------------
@@ -224,8 +244,9 @@ def test_explain_a_file_that_is_not_a_run_output(capsys: pytest.CaptureFixture[s
 def test_local_run_patience_must_be_seconds(capsys: pytest.CaptureFixture[str], tmp_path: Path, value: str) -> None:
     code, _, err = run(capsys, "local", "run", "--bot", "aubebot", "--sources", good_sources(tmp_path),
                        "--patience", value)
-    assert code == 2 and "Traceback" not in err
-    assert err.strip().splitlines()[-1].endswith(f"argument --patience: {value!r} is not a number of seconds >= 0")
+    assert code == 2
+    assert one_line(err) == (f"heed local run: error: argument --patience: {value!r} is not a number of "
+                             "seconds >= 0 (see heed local run --help)")
 
 
 def test_local_run_until_before_start(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
