@@ -305,7 +305,14 @@ class _OnePoolAdapter(HTTPAdapter):
         super().__init__(pool_connections=1, pool_maxsize=1)
         self._pool = pool
 
+    # Every hook requests has used to pick a pool must return the pinned one: >= 2.32.2 calls
+    # get_connection_with_tls_context, 2.31 and older get_connection. A hook missed here would
+    # open a pool of urllib3's own, which resolves the name again (DNS rebinding) and connects
+    # wherever that points. test_http_transport checks both; test_ssrf proves the pinning.
     def get_connection_with_tls_context(self, *args: Any, **kwargs: Any) -> HTTPConnectionPool:
+        return self._pool
+
+    def get_connection(self, *args: Any, **kwargs: Any) -> HTTPConnectionPool:
         return self._pool
 
     def close(self) -> None:
