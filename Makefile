@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV   := .venv
 TOOLS  := .venv-tools
 
-.PHONY: demo test unit sam-check install tools clean
+.PHONY: demo test unit sam-check wheel-check install tools clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ demo: install
 unit: install
 	$(VENV)/bin/pytest
 
+# A wheel built from this tree installs in a fresh venv and runs `heed demo` outside the checkout.
+wheel-check: install
+	$(VENV)/bin/pytest -q tests/integration/test_wheel.py
+
 sam-check: install tools
 	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh
 
@@ -36,4 +40,4 @@ test: install tools
 	$(VENV)/bin/heed samconfig --check
 
 clean:
-	rm -rf $(VENV) $(TOOLS) .aws-sam heed-out
+	rm -rf $(VENV) $(TOOLS) .aws-sam heed-out build dist

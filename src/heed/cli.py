@@ -2,15 +2,62 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import math
+import os
 import sys
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Any, NoReturn, Sequence
 
 
 class UsageError(Exception):
     """A user mistake: one clear line, exit 2, no traceback."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage mistake told in one line (the usage is one --help away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("heed")
+    except PackageNotFoundError:  # run from a checkout without installing
+        from heed_core import __version__
+
+        return __version__
+
+
+def _out_dir(text: str, flag: str = "--out") -> Path:
+    """A folder the run can write to, made if missing; a clear line when it cannot be."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag}: {text} is a file, not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".heed-write-check-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag}: cannot write to {text} ({exc.strerror or exc})") from exc
+    return path
+
+
+def _seconds(text: str) -> float:
+    """argparse type: a finite number of seconds >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
+    return value
 
 
 def _time(text: str | None, name: str) -> float | None:
@@ -47,7 +94,8 @@ def cmd_local_run(args: argparse.Namespace) -> int:
         sources = load_sources(Path(args.sources), profile)
     except (ProfileError, SourcesError) as exc:
         raise UsageError(str(exc)) from exc
-    run = LocalRun(profile, sources, start=start, until=until, out_dir=Path(args.out),
+    out = _out_dir(args.out)
+    run = LocalRun(profile, sources, start=start, until=until, out_dir=out,
                    allow_private=args.allow_private, progress=_progress, patience_s=args.patience)
     summary = run.run()
     if sys.stderr.isatty():
@@ -57,14 +105,32 @@ def cmd_local_run(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from heed_core.profile import BUILTIN_BOTS
+
     from heed.demo.run import run_demo
 
-    return run_demo(Path(args.out), bots=args.bot or None, progress=_progress)
+    for bot in args.bot or ():
+        if bot not in BUILTIN_BOTS:
+            raise UsageError(f"--bot: unknown bot {bot!r} ({_close(bot, BUILTIN_BOTS)})")
+    bots = list(dict.fromkeys(args.bot)) if args.bot else None
+    return run_demo(_out_dir(args.out), bots=bots, progress=_progress)
+
+
+def _close(word: str, known: Sequence[str]) -> str:
+    match = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f"did you mean {match[0]!r}?" if match else f"known: {', '.join(known)}"
 
 
 def cmd_robots_check(args: argparse.Namespace) -> int:
     from heed_core.robots import check_command
+    from heed_core.urls import BadUrl, authority
 
+    if not args.url.startswith("/"):
+        try:
+            authority(args.url)
+        except BadUrl:
+            print(json.dumps({"error": f"url {args.url!r} is not an absolute http(s) URL or a /path"}))
+            return 2
     result, code = check_command(args.robots_file, args.url, args.agent)
     print(json.dumps(result, ensure_ascii=False))
     return code
@@ -97,7 +163,41 @@ def _operator_store(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return DynamoStore(args.table, session.client("dynamodb")), session
 
 
+def _domain(text: str) -> str:
+    """COMMON-08: a block or purge names a domain (example.com), never a URL."""
+    from heed_core.netguard import parse_target
+
+    name = text.strip().lower().rstrip(".")
+    if not name or any(c in name for c in "/:@?#") or any(c.isspace() for c in name) \
+            or parse_target(f"http://{name}/") is None:
+        raise UsageError(f"{text!r} is not a domain name (e.g. example.com, without http:// or a path)")
+    return text
+
+
 def cmd_operator(args: argparse.Namespace) -> int:
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
+
+    from heed_aws.store import StoreError
+
+    if getattr(args, "domain", None) is not None:
+        _domain(args.domain)
+    try:
+        return _operator(args)
+    except NoRegionError as exc:
+        raise UsageError("operator: no AWS region (give --region or set AWS_REGION)") from exc
+    except NoCredentialsError as exc:
+        raise UsageError("operator: no AWS credentials (configure them as for the AWS CLI)") from exc
+    except (StoreError, ClientError) as exc:
+        cause = exc if isinstance(exc, ClientError) else exc.__cause__
+        if isinstance(cause, ClientError):
+            err: dict[str, Any] = cause.response.get("Error", {})
+            raise UsageError(f"operator: table {args.table}: {err.get('Code')}: {err.get('Message')}") from exc
+        raise UsageError(f"operator: table {args.table}: {exc}") from exc
+    except BotoCoreError as exc:
+        raise UsageError(f"operator: {exc}") from exc
+
+
+def _operator(args: argparse.Namespace) -> int:
     from heed_aws import operator
 
     store, session = _operator_store(args)
@@ -120,16 +220,32 @@ def cmd_operator(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     """Why did the bot fetch (or not fetch) this URL? Every record of it from a run's output."""
     out = Path(args.out)
-    if not (out / "requests.jsonl").exists():
+    if not (out / "requests.jsonl").is_file():
         raise UsageError(f"{out}: no requests.jsonl here (run heed local run --out {out} first)")
     found = 0
     for name in ("requests", "skips", "items"):
-        for line in (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
-            rec = json.loads(line)
+        path = out / f"{name}.jsonl"
+        if not path.is_file():
+            continue  # a run stopped early may not have written every file
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{path}: cannot read ({type(exc).__name__})") from exc
+        for number, line in enumerate(lines, 1):
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"{path}:{number}: not a JSON record (is this a heed run's output?)") from exc
+            if not isinstance(rec, dict):
+                raise UsageError(f"{path}:{number}: not a JSON record (is this a heed run's output?)")
             if rec.get("url") == args.url or (args.prefix and str(rec.get("url", "")).startswith(args.url)):
                 print(json.dumps({"record": name[:-1], **rec}, ensure_ascii=False))
                 found += 1
-    return 0 if found else 1
+    if not found:
+        what = "URL starting with " if args.prefix else ""
+        print(f"heed: no request, skip or result of {what}{args.url} in {out}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def cmd_info_page(args: argparse.Namespace) -> int:
@@ -147,7 +263,8 @@ def cmd_info_page(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="heed", description="Heed: a serverless, polite web crawler.")
+    parser = _Parser(prog="heed", description="Heed: a serverless, polite web crawler.")
+    parser.add_argument("--version", action="version", version=f"heed {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     local = sub.add_parser("local", help="run the whole stack on this machine (moto + real HTTP)")
@@ -160,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--allow-private", action="store_true",
                      help="let the fetcher reach loopback/private addresses (tests, the demo web)")
     run.add_argument("--out", default="heed-out", help="output folder (default ./heed-out)")
-    run.add_argument("--patience", type=float, default=None,
+    run.add_argument("--patience", type=_seconds, default=None,
                      help="seconds to wait in real time for deferred work before ending a round")
     run.set_defaults(func=cmd_local_run)
 
@@ -218,17 +335,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_stdout() -> None:
+    # The reader of our output is gone: later writes (and the flush at exit) go nowhere.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no real file (a test's capture)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows here, not after main has returned
+        return code
     except UsageError as exc:
         print(f"heed: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # `heed profile show aubebot | head`: the reader had enough; quiet, as cat is.
+        _quiet_stdout()
+        return 141  # 128 + SIGPIPE, what a shell reports for cat in the same place
     except KeyboardInterrupt:
         print("heed: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        # The file system said no in the middle of a run (disk full, a folder turned read-only).
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"heed: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -485,3 +485,23 @@ def test_ssrf_pinned_https_keeps_sni_and_certificate_check_for_the_hostname(
     wrong = get(t, f"https://other.test:{server.port}/ok")
     assert (wrong.error, wrong.status) == ("tls_error", None)
     assert len(server.log) == 1
+
+
+def test_ssrf_every_pool_hook_of_requests_returns_the_pinned_pool() -> None:
+    # requests has picked the pool through get_connection (<= 2.31) and then through
+    # get_connection_with_tls_context (>= 2.32.2): whichever it calls must get the pinned pool,
+    # or urllib3 would resolve the name again and connect wherever it points now.
+    import requests.adapters
+
+    from heed_core.adapters import http
+
+    pool = http._PinnedHTTPPool("site.test", port=80, heed_connector=None)
+    adapter = http._OnePoolAdapter(pool)
+    hooks = [name for name in ("get_connection", "get_connection_with_tls_context")
+             if hasattr(requests.adapters.HTTPAdapter, name)]
+    assert hooks, "requests picks its pool through a hook we do not know: pin it in _OnePoolAdapter"
+    prepared = requests.Request("GET", "http://site.test/").prepare()
+    for name in hooks:
+        args = (prepared, True) if name == "get_connection_with_tls_context" else ("http://site.test/",)
+        assert getattr(adapter, name)(*args, proxies={}) is pool, name
+    adapter.close()

@@ -182,3 +182,36 @@ def test_wannado_09_render_request_shape_with_existing_query_and_extra_params():
     query = parse_qs(urlsplit(req.url).query)
     assert query == {"token": ["t"], "waitFor": ["networkidle"], "url": ["https://theater.example/agenda"], "userAgent": [BOT_UA]}
     assert (req.purpose, req.max_bytes, dict(req.headers)) == ("render", 10, {})
+
+
+class _Recording:
+    """A transport that records what it is asked and answers 200; it has no refusal() of its own."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def fetch(self, request: FetchRequest) -> FetchResult:
+        self.asked.append(request.url)
+        return FetchResult(url=request.url, status=200, body=b"<html></html>")
+
+
+def test_wannado_09_a_page_the_vet_refuses_never_reaches_the_render_service():
+    # GIVEN a render client whose vet refuses the page (the transport's refusal(), by default)
+    transport = _Recording()
+    client = RenderClient(transport, "https://render.example/render", user_agent=BOT_UA,
+                          vet=lambda url: "private_address" if "intranet" in url else None)
+    # WHEN an inward page and a public one are rendered
+    inward = client.render("http://intranet.example/agenda", max_bytes=1000)
+    public = client.render("https://venue.example/agenda", max_bytes=1000)
+    # THEN only the public one was sent to the service
+    assert (inward.error, inward.sent, inward.url) == ("private_address", False, "http://intranet.example/agenda")
+    assert public.status == 200 and len(transport.asked) == 1 and "venue.example" in transport.asked[0]
+
+
+def test_wannado_09_the_guarded_transport_vets_pages_by_default():
+    from heed_core.adapters.http import RequestsTransport
+
+    transport = RequestsTransport(user_agent=BOT_UA, clock=FakeClock(), resolver=lambda host, port: ["10.0.0.7"])
+    client = RenderClient(transport, "https://render.example/render", user_agent=BOT_UA)
+    result = client.render("https://intranet.example/agenda", max_bytes=1000)
+    assert (result.error, result.sent) == ("private_address", False)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from heed_core.netguard import Target, is_public_address, parse_target
+from heed_core.netguard import Target, is_local_name, is_public_address, parse_target
 
 
 @pytest.mark.parametrize(
@@ -118,3 +118,55 @@ def test_common_04_invalid_or_credentialed_urls_are_refused(url: str) -> None:
 def test_parse_target_never_crashes_on_non_strings() -> None:
     assert parse_target(None) is None  # type: ignore[arg-type]
     assert parse_target(b"http://example.com/") is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "url, host",
+    [
+        ("http://2130706433/", "127.0.0.1"),  # decimal
+        ("http://0177.0.0.1/", "127.0.0.1"),  # octal
+        ("http://017700000001/", "127.0.0.1"),
+        ("http://0x7f.1/", "127.0.0.1"),  # hex, short
+        ("http://0x7F000001/", "127.0.0.1"),
+        ("http://127.1/", "127.0.0.1"),  # short
+        ("http://127.0.1/", "127.0.0.1"),
+        ("http://0/", "0.0.0.0"),
+        ("http://0x/", "0.0.0.0"),
+        ("http://4294967295/", "255.255.255.255"),
+        ("http://１２７.０.０.１/", "127.0.0.1"),  # full-width digits, mapped by UTS 46 first
+        ("http://127。0。0。1/", "127.0.0.1"),  # ideographic full stops
+        ("http://134744072/", "8.8.8.8"),
+    ],
+)
+def test_ssrf_every_ipv4_spelling_a_browser_reads_is_an_ip_literal(url: str, host: str) -> None:
+    # WHATWG URL: a host ending in a number is an IPv4 address, never a name for DNS.
+    target = parse_target(url)
+    assert target is not None and (target.host, target.is_ip) == (host, True)
+
+
+@pytest.mark.parametrize("url", ["http://1.2.3.4.5/", "http://256.1/", "http://4294967296/", "http://foo.123/",
+                                 "http://a.09/", "http://1.0x100.1/", "http://08.0.0.1/"])
+def test_ssrf_a_host_ending_in_a_number_that_is_no_ipv4_address_is_refused(url: str) -> None:
+    assert parse_target(url) is None
+
+
+@pytest.mark.parametrize("url", ["http://example.123abc/", "http://foo.0x1g/", "http://v1.example/"])
+def test_names_that_merely_contain_digits_stay_names(url: str) -> None:
+    target = parse_target(url)
+    assert target is not None and target.is_ip is False
+
+
+@pytest.mark.parametrize("host", ["localhost", "LOCALHOST", "localhost.", "foo.localhost", "a.b.localhost"])
+def test_ssrf_localhost_names_are_local_rfc_6761(host: str) -> None:
+    assert is_local_name(host) is True
+
+
+@pytest.mark.parametrize("host", ["localhost.example", "notlocalhost", "mylocalhost.com", "example.com"])
+def test_names_that_only_look_like_localhost_are_not_local(host: str) -> None:
+    assert is_local_name(host) is False
+
+
+def test_ssrf_idna_spellings_of_localhost_are_local() -> None:
+    for url in ("http://ⓛocalhost/", "http://localhost\u200b/", "http://LOCALHOST./"):
+        target = parse_target(url)
+        assert target is not None and is_local_name(target.host), url

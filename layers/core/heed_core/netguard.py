@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import idna
 
-__all__ = ["Target", "is_public_address", "parse_target"]
+__all__ = ["Target", "is_local_name", "is_public_address", "parse_target"]
 
 _IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -53,6 +53,7 @@ _BLOCKED_V6 = tuple(
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 _HOST_CHARS = re.compile(r"^[a-z0-9_.-]+$")
+_DIGITS = {10: frozenset("0123456789"), 8: frozenset("01234567"), 16: frozenset("0123456789abcdefABCDEF")}
 
 
 def is_public_address(ip: str) -> bool:
@@ -90,6 +91,50 @@ def _is_public(addr: _IP) -> bool:
     return addr.is_global
 
 
+def is_local_name(host: str) -> bool:
+    """True for ``localhost`` and every name under ``.localhost``: RFC 6761 6.3 has them mean
+    this machine whatever DNS says, so they are refused without asking DNS."""
+    name = host.lower().rstrip(".")
+    return name == "localhost" or name.endswith(".localhost")
+
+
+def _ipv4_part(part: str) -> int | None:
+    # WHATWG URL "IPv4 number parser": 0x/0X hex, a leading 0 octal, else decimal.
+    radix = 10
+    if part[:2] in ("0x", "0X"):
+        part, radix = part[2:], 16
+    elif len(part) > 1 and part[0] == "0":
+        part, radix = part[1:], 8
+    if not part:
+        return 0
+    if not set(part) <= _DIGITS[radix]:
+        return None
+    return int(part, radix)
+
+
+def _ends_in_number(host: str) -> bool:
+    last = host.split(".")[-1]
+    return bool(last) and (last.isascii() and last.isdigit() or _ipv4_part(last) is not None)
+
+
+def _whatwg_ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """The address browsers (and inet_aton) read in ``2130706433``, ``0177.0.0.1``, ``0x7f.1``,
+    ``127.1``; None when the host ends in a number but is no IPv4 address (an invalid URL)."""
+    parts = host.split(".")
+    if len(parts) > 4 or any(not p for p in parts):
+        return None
+    numbers = [_ipv4_part(p) for p in parts]
+    if any(n is None for n in numbers):
+        return None
+    *head, last = [n for n in numbers if n is not None]
+    if any(n > 255 for n in head) or last >= 256 ** (4 - len(head)):
+        return None
+    value = last
+    for i, n in enumerate(head):
+        value += n << (8 * (3 - i))
+    return ipaddress.IPv4Address(value)
+
+
 @dataclass(frozen=True)
 class Target:
     """Where a URL points: scheme, ASCII host (IDNA, no brackets), port."""
@@ -102,7 +147,12 @@ class Target:
 
 def parse_target(url: str) -> Target | None:
     """The http(s) target of ``url``, or None when the crawler must not open it:
-    another scheme, no host, credentials in the URL (COMMON-04: no login), a bad port."""
+    another scheme, no host, credentials in the URL (COMMON-04: no login), a bad port.
+
+    A host is read the way a browser reads it (WHATWG URL): international names are mapped
+    with IDNA/UTS 46 first, then a host ending in a number is an IPv4 address in any of its
+    spellings, so ``http://2130706433/`` or ``http://１２７.０.０.１/`` is ``127.0.0.1``
+    (``is_ip``) and never a name handed to a resolver."""
     if not isinstance(url, str) or any(ord(c) < 0x20 or c == "\x7f" for c in url):
         return None
     try:
@@ -135,6 +185,9 @@ def parse_target(url: str) -> Target | None:
             host = idna.encode(host, uts46=True).decode("ascii")
         except UnicodeError:  # idna.IDNAError is one
             return None
+    if _ends_in_number(host):
+        v4 = _whatwg_ipv4(host)
+        return None if v4 is None else Target(scheme, v4.compressed, port, True)
     if not _HOST_CHARS.match(host):
         return None
     return Target(scheme, host, port, False)

@@ -24,7 +24,15 @@ from heed_core.work import Source
 
 from heed.local.clock import SimClock
 
-ROOT = Path(__file__).resolve().parents[3]
+def _stack_root() -> Path:
+    """Where template.yaml and functions/<name>/app.py are: the copy an installed wheel carries
+    (setup.py puts it in heed/_stack at build time), else the checkout this file lives in."""
+    here = Path(__file__).resolve()
+    packaged = here.parents[1] / "_stack"
+    return packaged if (packaged / "template.yaml").is_file() else here.parents[3]
+
+
+ROOT = _stack_root()
 REGION = "eu-west-1"
 
 

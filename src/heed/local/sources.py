@@ -1,18 +1,100 @@
 """Read a `--sources` YAML file into Source records, with one clear error per mistake."""
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
+from heed_core.netguard import parse_target
 from heed_core.profile import TASK_KINDS, Profile
 from heed_core.urls import BadUrl, authority
 from heed_core.work import Source
 
+__all__ = ["OPTIONS", "SourcesError", "load_sources"]
+
 
 class SourcesError(ValueError):
-    pass
+    """A sources file that cannot be used. The message names the entry, the key and the reason."""
+
+
+_COMMON = ("id", "url", "kind")
+
+
+def _is_bool(value: Any) -> str | None:
+    return None if isinstance(value, bool) else "must be true or false"
+
+
+def _is_url_list(value: Any) -> str | None:
+    if not isinstance(value, list) or not value:
+        return "must be a non-empty list of http(s) URLs"
+    for i, url in enumerate(value):
+        problem = _url_problem(url)
+        if problem:
+            return f"[{i}]: {problem}"
+    return None
+
+
+# The options each kind of source has, as the code reads them (Source.options): tasks.py reads
+# write_about of a feed and render of an agenda; rounds.py reads sitemaps of a subsidy or agenda
+# source only (a `sitemap` source is its own sitemap URL).
+OPTIONS: dict[str, dict[str, Callable[[Any], str | None]]] = {
+    "feed": {"write_about": _is_bool},
+    "page": {},
+    "sitemap": {},
+    "site_check": {},
+    "subsidy": {"sitemaps": _is_url_list},
+    "agenda": {"sitemaps": _is_url_list, "render": _is_bool},
+}
+assert set(OPTIONS) == set(TASK_KINDS), "every task kind names its source options"
+
+
+def _url_problem(url: Any) -> str | None:
+    if not isinstance(url, str):
+        return f"{url!r} is not a URL (must be a string)"
+    if any(c.isspace() for c in url):
+        return f"{url!r} contains a space or other whitespace (remove it, or write %20 inside a path)"
+    try:
+        authority(url)
+    except BadUrl as exc:
+        return str(exc)
+    if parse_target(url) is None:
+        return (f"{url!r} cannot be fetched (it needs http or https, a valid host and port, "
+                "and no user:password@)")
+    return None
+
+
+def _suggest(word: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else f"one of {', '.join(known)}"
+
+
+def _check_option(where: str, kind: str, key: Any, value: Any) -> None:
+    if not isinstance(key, str):
+        raise SourcesError(f"{where}: {key!r} is not an option name")
+    known = OPTIONS[kind]
+    if key in known:
+        problem = known[key](value)
+        if problem:
+            raise SourcesError(f"{where}.{key}: {problem}")
+        return
+    elsewhere = sorted(k for k, opts in OPTIONS.items() if key in opts)
+    if elsewhere:
+        raise SourcesError(f"{where}.{key}: not an option of kind {kind!r} "
+                           f"(only {' and '.join(elsewhere)} sources take it)")
+    everything = sorted(set(_COMMON) | {k for opts in OPTIONS.values() for k in opts})
+    close = difflib.get_close_matches(key, everything, n=1, cutoff=0.6)
+    if close and (close[0] in known or close[0] in _COMMON):
+        hint = f"did you mean {close[0]!r}?"
+    elif close:
+        owners = " and ".join(sorted(k for k, opts in OPTIONS.items() if close[0] in opts))
+        hint = f"did you mean {close[0]!r}? only {owners} sources take it"
+    elif known:
+        hint = f"known: {', '.join(sorted(known))}"
+    else:
+        hint = f"kind {kind!r} takes no options"
+    raise SourcesError(f"{where}.{key}: unknown option for kind {kind!r} ({hint})")
 
 
 def load_sources(path: Path, profile: Profile) -> list[Source]:
@@ -20,33 +102,55 @@ def load_sources(path: Path, profile: Profile) -> list[Source]:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise SourcesError(f"{path}: cannot read ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise SourcesError(f"{path}: not UTF-8 text") from exc
     except yaml.YAMLError as exc:
-        raise SourcesError(f"{path}: not valid YAML") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("sources"), list):
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise SourcesError(f"{path}: not valid YAML{where}") from exc
+    if not isinstance(data, dict):
         raise SourcesError(f"{path}: expected a mapping with a 'sources' list")
+    for key in data:
+        if key != "sources":
+            raise SourcesError(f"{path}: {key}: unknown key ({_suggest(str(key), ['sources'])})")
+    if not isinstance(data.get("sources"), list):
+        raise SourcesError(f"{path}: expected a mapping with a 'sources' list")
+    if not data["sources"]:
+        raise SourcesError(f"{path}: sources: the list is empty (nothing to crawl)")
     scheduled = {s.task for s in profile.schedules}
     out: list[Source] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for i, raw in enumerate(data["sources"]):
         where = f"{path}: sources[{i}]"
         if not isinstance(raw, dict):
             raise SourcesError(f"{where}: must be a mapping with url and kind")
         url, kind = raw.get("url"), raw.get("kind")
-        if not isinstance(url, str):
+        if url is None:
             raise SourcesError(f"{where}.url: missing")
-        try:
-            authority(url)
-        except BadUrl as exc:
-            raise SourcesError(f"{where}.url: {exc}") from exc
+        problem = _url_problem(url)
+        if problem:
+            raise SourcesError(f"{where}.url: {problem}")
+        if kind is None:
+            raise SourcesError(f"{where}.kind: missing (one of {', '.join(TASK_KINDS)})")
         if kind not in TASK_KINDS:
-            raise SourcesError(f"{where}.kind: {kind!r} is not one of {', '.join(TASK_KINDS)}")
+            hint = _suggest(str(kind), list(TASK_KINDS))
+            raise SourcesError(f"{where}.kind: {kind!r} is not a kind of source ({hint})")
         if kind not in scheduled:
             raise SourcesError(f"{where}.kind: {profile.name} has no schedule for {kind!r} "
                                f"(it runs: {', '.join(sorted(scheduled)) or 'nothing'})")
-        sid = str(raw.get("id") or Source.make_id(url, kind))
+        for key, value in raw.items():
+            if key not in _COMMON:
+                _check_option(where, kind, key, value)
+        given = raw.get("id")
+        if given is not None and (isinstance(given, bool) or not isinstance(given, str | int)
+                                  or not str(given).strip()):
+            raise SourcesError(f"{where}.id: {given!r} is not valid (must be a non-empty string)")
+        sid = str(given).strip() if given is not None else Source.make_id(url, kind)
         if sid in seen:
-            raise SourcesError(f"{where}.id: {sid!r} is used twice")
-        seen.add(sid)
-        options: dict[str, Any] = {k: v for k, v in raw.items() if k not in ("id", "url", "kind")}
+            if given is None:
+                raise SourcesError(f"{where}: the same url and kind as sources[{seen[sid]}]")
+            raise SourcesError(f"{where}.id: {sid!r} is used twice (also by sources[{seen[sid]}])")
+        seen[sid] = i
+        options: dict[str, Any] = {k: v for k, v in raw.items() if k not in _COMMON}
         out.append(Source(id=sid, url=url, kind=kind, options=options))
     return out

@@ -17,7 +17,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 from heed_core.adapters.body import CappedBody, content_codings, read_capped
-from heed_core.netguard import Target, is_public_address, parse_target
+from heed_core.netguard import Target, is_local_name, is_public_address, parse_target
 from heed_core.ports import Clock, FetchRequest, FetchResult
 
 __all__ = ["RequestsTransport", "Resolver", "system_resolver"]
@@ -70,6 +70,13 @@ class RequestsTransport:
         self._resolve = resolver or system_resolver
         self._verify: str | bool = ca_certs or True
 
+    def refusal(self, url: str) -> str | None:
+        """None when this transport would open ``url`` now; else the error its fetch would
+        give without sending anything (``invalid_url``, ``private_address``, ``dns_error``).
+        The render client asks this about a page before handing it to the render service."""
+        target = parse_target(url)
+        return "invalid_url" if target is None else self._reach(target)[1]
+
     def fetch(self, request: FetchRequest) -> FetchResult:
         target = parse_target(request.url)
         if target is None:
@@ -78,13 +85,9 @@ class RequestsTransport:
         if headers is None:
             return self._unsent(request, "invalid_request")
         begun = time.monotonic()
-        addresses = self._addresses(target)
-        if not addresses:
-            return self._unsent(request, "dns_error")
-        # SSRF: one private answer is enough to refuse; we then connect only to what was
-        # checked here, so a second (rebinding) DNS answer can never be used.
-        if not self._allow_private and not all(is_public_address(a) for a in addresses):
-            return self._unsent(request, "private_address")
+        addresses, refused = self._reach(target)
+        if refused is not None:
+            return self._unsent(request, refused)
         try:
             prepared = requests.Request("GET", request.url, headers=headers).prepare()
         except (requests.RequestException, ValueError):
@@ -134,6 +137,19 @@ class RequestsTransport:
                 del headers[ours]  # e.g. an Accept of its own replaces our */*
             headers[name] = value
         return headers
+
+    def _reach(self, target: Target) -> tuple[list[str], str | None]:
+        """The checked addresses to connect to, or why there are none."""
+        if not self._allow_private and not target.is_ip and is_local_name(target.host):
+            return [], "private_address"  # RFC 6761 6.3: never asked of DNS
+        addresses = self._addresses(target)
+        if not addresses:
+            return [], "dns_error"
+        # SSRF: one private answer is enough to refuse; we then connect only to what was
+        # checked here, so a second (rebinding) DNS answer can never be used.
+        if not self._allow_private and not all(is_public_address(a) for a in addresses):
+            return [], "private_address"
+        return addresses, None
 
     def _addresses(self, target: Target) -> list[str]:
         if target.is_ip:
@@ -289,7 +305,14 @@ class _OnePoolAdapter(HTTPAdapter):
         super().__init__(pool_connections=1, pool_maxsize=1)
         self._pool = pool
 
+    # Every hook requests has used to pick a pool must return the pinned one: >= 2.32.2 calls
+    # get_connection_with_tls_context, 2.31 and older get_connection. A hook missed here would
+    # open a pool of urllib3's own, which resolves the name again (DNS rebinding) and connects
+    # wherever that points. test_http_transport checks both; test_ssrf proves the pinning.
     def get_connection_with_tls_context(self, *args: Any, **kwargs: Any) -> HTTPConnectionPool:
+        return self._pool
+
+    def get_connection(self, *args: Any, **kwargs: Any) -> HTTPConnectionPool:
         return self._pool
 
     def close(self) -> None:

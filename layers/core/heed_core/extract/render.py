@@ -5,11 +5,16 @@ bot's own User-Agent to the site, so we pass it along with every render request.
 service is asked with a plain GET (COMMON-04 holds for our side; the robots.txt check of
 the target URL and the per-host politeness gap are the caller's job, exactly as for a
 direct fetch, because the site still sees one request from us).
+
+SSRF: the render service is asked through the same guarded transport, so an endpoint pointing
+inward is refused like any URL. The service then loads the page from *its* network, out of the
+transport's sight, so the page itself is vetted first with the transport's own rules (its
+``refusal(url)``): an inward page is never handed to the service.
 """
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Mapping
+from typing import Callable, Mapping
 from urllib.parse import urlencode, urlsplit
 
 from ..ports import FetchRequest, FetchResult, Transport
@@ -40,6 +45,7 @@ class RenderClient:
         url_param: str = "url",
         user_agent_param: str = "userAgent",
         extra_params: Mapping[str, str] | None = None,
+        vet: Callable[[str], str | None] | None = None,
     ) -> None:
         self._transport = transport
         self._endpoint = endpoint
@@ -47,6 +53,9 @@ class RenderClient:
         self._url_param = url_param
         self._ua_param = user_agent_param
         self._extra = dict(extra_params or {})
+        # vet(url): None to go ahead, else the error to refuse with; by default the
+        # transport's own rules, when it has them (RequestsTransport.refusal).
+        self._vet = vet if vet is not None else getattr(transport, "refusal", None)
 
     def request_for(self, url: str, *, max_bytes: int) -> FetchRequest:
         """The exact GET sent to the render service (exposed so tests and logs can see it)."""
@@ -61,5 +70,8 @@ class RenderClient:
             # Refused before anything left the machine: a render without our identity
             # would break WANNADO-09, a non-http target is not a page.
             return FetchResult(url=url, status=None, error="invalid_url", sent=False)
+        refused = self._vet(url) if self._vet is not None else None
+        if refused is not None:
+            return FetchResult(url=url, status=None, error=refused, sent=False)
         result = self._transport.fetch(self.request_for(url, max_bytes=max_bytes))
         return replace(result, url=url)

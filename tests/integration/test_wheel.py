@@ -1,0 +1,91 @@
+"""Packaging: a wheel built from the project installs in a fresh venv and `heed demo` runs from it.
+
+The local runtime reads template.yaml and functions/<name>/app.py, which live at the top of the
+checkout; setup.py copies them into the wheel (heed/_stack). Here the project is copied as a
+fresh checkout would be, built the way a release is (`python -m build`: an sdist, then the
+wheel from the sdist), installed with pip into a new venv (dependencies from the package
+index), and run from a folder outside any checkout. `make wheel-check` runs this file alone.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+# What a fresh clone would not have: local venvs, caches, earlier builds and outputs.
+_NOT_IN_A_CLONE = shutil.ignore_patterns(".venv*", ".git", "build", "dist", "*.egg-info", "__pycache__",
+                                         ".pytest_cache", "heed-out", ".aws-sam")
+
+
+def _run(args: list[str | Path], *, cwd: Path, timeout: float, env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=env)
+    assert proc.returncode == 0, f"{args}: exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def _outside_env() -> dict[str, str]:
+    """The environment of a user's shell: nothing pointing into this checkout."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(str(ROOT)))
+    return env
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with nothing but the wheel (and its dependencies) installed; its bin/."""
+    base = tmp_path_factory.mktemp("wheel")
+    source = base / "heed-src"
+    shutil.copytree(ROOT, source, ignore=_NOT_IN_A_CLONE)
+    _run([sys.executable, "-m", "build", "--outdir", base / "dist", source], cwd=base, timeout=600)
+    [wheel] = sorted((base / "dist").glob("heed-*.whl"))
+    _run([sys.executable, "-m", "venv", base / "venv"], cwd=base, timeout=300)
+    bin_dir = base / "venv" / "bin"
+    _run([bin_dir / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheel],
+         cwd=base, timeout=1800, env=_outside_env())
+    return bin_dir
+
+
+def test_the_wheel_runs_heed_demo_from_outside_the_checkout(installed: Path, tmp_path: Path) -> None:
+    # GIVEN the installed wheel and a folder that is no checkout
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    # WHEN a user runs the demo there
+    proc = _run([installed / "heed", "demo", "--bot", "aubebot", "--out", tmp_path / "out"], cwd=elsewhere,
+                timeout=300, env=_outside_env())
+    # THEN it ran AubeBot's round against the demo web and wrote its output
+    assert "Traceback" not in proc.stderr
+    assert "The demo sites saw" in proc.stdout
+    summary = json.loads((tmp_path / "out" / "aubebot" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["bot"] == "aubebot" and summary["requests"] > 0 and summary["rounds"] == 1
+
+
+def test_the_wheel_runs_its_own_code_and_its_own_copy_of_the_stack(installed: Path, tmp_path: Path) -> None:
+    code = ("import heed_core, heed, heed.local.runtime as r; "
+            "print(heed_core.__file__); print(heed.__file__); print(r.ROOT)")
+    proc = _run([installed / "python", "-c", code], cwd=tmp_path, timeout=60, env=_outside_env())
+    core, heed, root = (Path(line) for line in proc.stdout.splitlines())
+    venv = installed.parent.resolve()
+    for path in (core, heed, root):
+        assert venv in path.resolve().parents, path
+    # the copies are the checkout's files, byte for byte
+    shipped = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
+                     if p.is_file() and "__pycache__" not in p.parts)  # pip byte-compiles app.py
+    expected = ["template.yaml", *(p.relative_to(ROOT).as_posix() for p in ROOT.glob("functions/*/app.py"))]
+    assert shipped == sorted(expected) and "functions/fetcher/app.py" in shipped
+    for name in shipped:
+        assert (root / name).read_bytes() == (ROOT / name).read_bytes(), name
+
+
+def test_the_wheel_knows_its_version(installed: Path, tmp_path: Path) -> None:
+    proc = _run([installed / "heed", "--version"], cwd=tmp_path, timeout=60, env=_outside_env())
+    assert proc.stdout.strip() == "heed 0.1.0"
