@@ -396,3 +396,14 @@ def test_the_pages_pass_the_nu_html_checker(tmp_path: Path) -> None:
     run = subprocess.run([java, "-jar", jar, "--also-check-css", "--format", "text", *files],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_an_english_bot_has_one_page_and_no_switch(tmp_path: Path) -> None:
+    # No extends: a merge would keep AubeBot's Italian words, which an English bot must not carry.
+    data = dict(load_profile("aubebot").data)
+    english = data.pop("info_page")["texts"]["en"]
+    p = load_profile_data({**data, "language": "en", "info_page": {"texts": {"en": english}}})
+    assert page_languages(p) == ("en",)
+    page = render_info_page(p)
+    assert '<html lang="en">' in page and 'class="lang"' not in page and 'hreflang="it"' not in page
+    assert [f.name for f in write_info_page(p, tmp_path)] == ["index.html"]
