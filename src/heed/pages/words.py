@@ -85,7 +85,7 @@ def every(seconds: float, w: Words, *, once: bool = False) -> str:
 
 def span(lo: float, hi: float, w: Words) -> str:
     """360, 420 -> "6–7 minutes"; in two units when they differ ("50 seconds–2 minutes")."""
-    (a, unit_a), (b, unit_b) = _unit(lo), _unit(hi)
+    (a, unit_a), (_, unit_b) = _unit(lo), _unit(hi)
     if unit_a == unit_b:
         return f"{number(a, w)}–{duration(hi, w)}"
     return f"{duration(lo, w)}–{duration(hi, w)}"
