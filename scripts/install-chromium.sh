@@ -13,8 +13,8 @@ if [ "$(id -u)" != "0" ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 # An old or missing package list is the usual reason for "Unable to locate package".
-$SUDO apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 || {
+$SUDO apt-get install -y chromium >/dev/null 2>&1 || {
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y --no-install-recommends chromium
+  $SUDO apt-get install -y chromium
 }
 [ -x "$CHROMIUM" ] || { echo "install-chromium: $CHROMIUM still missing" >&2; exit 1; }
