@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Headless Chromium for the info-page test (tests/unit/test_infopage_browser.py): Debian's own
 # package, installed only when it is missing. Needs root (or sudo) and the Debian mirrors.
+# Recommends stay in: they bring fonts-liberation, so the screenshots show real glyphs.
 set -euo pipefail
 CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
 if [ -x "$CHROMIUM" ]; then
