@@ -255,9 +255,10 @@ def cmd_info_page(args: argparse.Namespace) -> int:
 
     try:
         profile = load_profile(args.bot)
+        paths = write_info_page(profile, Path(args.out), langs=tuple(args.lang) if args.lang else None)
     except ProfileError as exc:
         raise UsageError(str(exc)) from exc
-    for path in write_info_page(profile, Path(args.out)):
+    for path in paths:
         print(path)
     return 0
 
@@ -322,9 +323,13 @@ def build_parser() -> argparse.ArgumentParser:
     expl.add_argument("--prefix", action="store_true", help="match every URL starting with it")
     expl.set_defaults(func=cmd_explain)
 
-    info = sub.add_parser("info-page", help="the bot's public info page (and ips.json) from its profile")
-    info.add_argument("bot")
-    info.add_argument("--out", default="heed-out/info", help="output folder")
+    info = sub.add_parser("info-page", help="the bot's public info page, in its language and English, "
+                                             "and its ips.json, from its profile")
+    info.add_argument("bot", help="a built-in bot name or a profile file")
+    info.add_argument("--lang", action="append", metavar="LL",
+                      help="only the page in this language (the bot's or en; repeatable; default both)")
+    info.add_argument("--out", default="heed-out/info",
+                      help="output folder, laid out as the info host publishes it (default ./heed-out/info)")
     info.set_defaults(func=cmd_info_page)
 
     prof = sub.add_parser("profile", help="bot profiles")

@@ -157,7 +157,7 @@ BAD: list[Any] = [
     _({"schedules": [{"expression": "rate(1 minutes)", "task": "feed"}]},
       "schedules[0].expression", "rate(1 minute)", id="rate_1_minutes"),
     _({"schedules": [{"expression": "rate(15 minutes)", "task": "crawl_all"}]},
-      "schedules[0].task", "is not one of", id="unknown_schedule_task"),
+      "schedules[0].task", "must be feed, page", id="unknown_schedule_task"),
     _({"schedules": ["rate(15 minutes)"]}, "schedules[0]", "mapping", id="schedule_not_mapping"),
     _({"schedules": None}, "schedules", "list", id="schedules_null"),
     _({"tasks": {"crawl_all": {}}}, "tasks.crawl_all", "unknown task kind", id="unknown_task"),
@@ -421,3 +421,154 @@ def test_aube_11_one_request_at_a_time_over_all_hosts(aube: Profile) -> None:
 
 def test_aube_12_robots_reread_each_quarter_hour(aube: Profile) -> None:
     assert aube.get("robots.cache_ttl_s") <= 15 * 60
+
+
+# --- typed sections: every key declared once, nested keys checked, did-you-mean -----------------
+
+@pytest.mark.parametrize("override, message", [
+    _({"politeness": {"min_dealy_s": 5}},
+      "politeness.min_dealy_s: unknown key (did you mean min_delay_s?)", id="typo_nested"),
+    _({"tasks": {"feed": {"max_items": "lots"}}},
+      "tasks.feed.max_items: 'lots' is not valid (must be an integer >= 1)", id="string_for_int"),
+    _({"tasks": {"feed": {"article_followup": {"per_sorce_per_window": 3}}}},
+      "tasks.feed.article_followup.per_sorce_per_window: unknown key (did you mean per_source_per_window?)",
+      id="typo_two_levels_down"),
+    _({"tasks": {"fead": {}}}, "tasks.fead: unknown task kind (did you mean feed?)", id="typo_task_kind"),
+    _({"robots": {"on_5xx": "skip-host"}},
+      "robots.on_5xx: 'skip-host' is not valid (must be deny or skip_host; did you mean skip_host?)",
+      id="typo_choice"),
+    _({"fetch": {"max_bytes": {"feeds": 20000}}},
+      "fetch.max_bytes.feeds: unknown key (did you mean feed?)", id="typo_purpose"),
+    _({"schedules": [{"expression": "rate(5 minutes)", "taks": "feed"}]},
+      "schedules[0].taks: unknown key (did you mean task?)", id="typo_schedule_key"),
+    _({"egress": {"ips": ["138.201.245.154/33"]}}, "egress.ips[0]: '138.201.245.154/33' is not valid", id="bad_prefix"),
+    _({"egress": {"reverse_dns": "not a host"}}, "egress.reverse_dns: 'not a host' is not valid", id="bad_rdns"),
+    _({"tasks": {"feed": {"article_followup": {"window_s": 0}}}},
+      "tasks.feed.article_followup.window_s: 0 is not valid (the per-window caps need a window > 0)",
+      id="caps_without_window"),
+    _({"tasks": {"agenda": {"extractor": "bedrock"}}},
+      "tasks.agenda.bedrock_model_id: missing (extractor: bedrock needs a model)", id="bedrock_without_model"),
+    _({"tasks": {"agenda": {"render_endpoint": "render.example"}}},
+      "tasks.agenda.render_endpoint: 'render.example' is not valid (must be an http(s) URL)", id="render_not_url"),
+    _({"info_page": {"texts": {"it": {"leed": "x"}}}},
+      "info_page.texts.it.leed: unknown key (did you mean lead?)", id="typo_page_text"),
+])
+def test_every_nested_key_is_checked_with_a_close_spelling(override: dict[str, Any], message: str) -> None:
+    with pytest.raises(ProfileError) as info:
+        load_profile_data({"extends": "aubebot", **override})
+    assert str(info.value).startswith(message), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_required_section_that_is_absent_names_its_first_key() -> None:
+    data = load_profile("aubebot").data
+    bare = {k: v for k, v in data.items() if k != "politeness"}
+    with pytest.raises(ProfileError, match=r"^politeness\.min_delay_s: missing"):
+        load_profile_data(bare)
+
+
+@pytest.mark.parametrize("bot", BUILTIN_BOTS)
+def test_typed_sections_say_what_get_says(bot: str) -> None:
+    p = load_profile(bot)
+    assert p.politeness.min_delay_s == p.get("politeness.min_delay_s")
+    assert isinstance(p.politeness.min_delay_s, float)
+    assert p.robots.cache_ttl_s == p.get("robots.cache_ttl_s")
+    assert p.responses.retries_per_day == p.get("responses.retries_per_day")
+    assert p.redirects.max_hops == p.get("redirects.max_hops")
+    assert p.fetch.total_deadline_s == p.get("fetch.total_deadline_s")
+    assert p.conditional_requests is p.get("conditional_requests")
+    assert p.max_bytes("robots") == p.fetch.max_bytes["robots"]
+    for kind in p.task_kinds:
+        section = getattr(p.tasks, kind)
+        for name, value in p.task(kind).items():
+            typed = getattr(section, name)
+            if isinstance(value, list):
+                assert list(typed) == value, (kind, name)
+            elif isinstance(value, dict):
+                assert {k: getattr(typed, k) for k in value} == value, (kind, name)
+            else:
+                assert typed == value, (kind, name)
+
+
+def test_sections_are_frozen() -> None:
+    import dataclasses
+
+    p = load_profile("aubebot")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.politeness.min_delay_s = 0  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        p.fetch.max_bytes["feed"] = 1  # type: ignore[index]
+
+
+def test_aube_typed_feed_section() -> None:
+    p = load_profile("aubebot")
+    assert p.feed.max_items == 40
+    assert p.feed.article_followup is not None
+    assert p.feed.article_followup.per_source_per_window == 5
+    assert p.feed.article_followup.window_s == 900.0
+    assert p.tasks.agenda is None and p.agenda.extractor == "structured"  # not run: read as defaults
+
+
+def test_spring_04_title_refetch_has_one_default_wherever_it_is_read() -> None:
+    # crawl.py and tasks.py each read title_refetch_after_s with their own fallback (0 and a
+    # week); the profile now always carries the key when a page or sitemap task runs.
+    p = load_profile_data({"extends": "springstudiobot", "tasks": {"sitemap_fallback": None}})
+    assert p.task("sitemap_fallback")["title_refetch_after_s"] == WEEK
+    assert p.sitemap_fallback.title_refetch_after_s == WEEK
+    scheduled_only = load_profile_data({"extends": "aubebot",
+                                        "schedules": [{"expression": "rate(1 day)", "task": "sitemap"}]})
+    assert scheduled_only.task("sitemap_fallback")["title_refetch_after_s"] == WEEK
+    assert scheduled_only.task_kinds == ("feed", "sitemap")
+
+
+def test_an_unused_task_kind_stays_out_of_the_mapping() -> None:
+    p = load_profile("praha-x")
+    assert set(p.get("tasks")) == {"feed", "site_check"}
+    assert "article_followup" not in load_profile_data({"extends": "praha-x", "tasks": {"feed": None}}).task("feed")
+
+
+def test_profile_show_mapping_is_plain_json() -> None:
+    import json
+
+    for bot in BUILTIN_BOTS:
+        json.dumps(load_profile(bot).data)
+
+
+_CODE = Path(__file__).resolve().parents[2]
+_READERS = ["layers/core/heed_core/tasks.py", "layers/core/heed_core/rounds.py", "layers/core/heed_core/crawl.py",
+            "layers/aws/heed_aws/runtime.py", "src/heed/samconfig.py", "src/heed/local/runtime.py"]
+
+
+def test_every_task_option_the_code_reads_is_declared() -> None:
+    # A tripwire: an option read with .get("x") next to a task(...) must be a declared key,
+    # or it would escape validation (and its default would live in the reading module).
+    import dataclasses
+    import re
+
+    from heed_core import profile as prof
+
+    declared = {f.name for cls in (prof.FeedTask, prof.ArticleFollowup, prof.PageTask, prof.SiteCheckTask,
+                                   prof.SubsidyTask, prof.AgendaTask, prof.SitemapFallback)
+                for f in dataclasses.fields(cls)}
+    not_options = {"role", "summary"}  # a work item's ctx and a result record, not profile keys
+    read: set[str] = set()
+    for rel in _READERS:
+        for line in (_CODE / rel).read_text(encoding="utf-8").splitlines():
+            if re.search(r"\btask\b|task\(|follow|fallback", line):
+                read |= {a or b for a, b in re.findall(r'\.get\("([a-z_]+)"|\["([a-z_]+)"\]', line)}
+    assert read - not_options - declared == set()
+    assert {"max_items", "title_refetch_after_s", "per_source_per_window"} <= read
+
+
+def test_every_dotted_key_the_code_reads_is_declared() -> None:
+    import re
+
+    from heed_core.profile import key_reference
+
+    declared = {k for k, *_ in key_reference()}
+    sections = {k.rsplit(".", 1)[0] for k in declared} | {k.split(".")[0] for k in declared}
+    read = set()
+    for rel in _READERS + ["src/heed/infopage.py"]:
+        read |= set(re.findall(r'\bp(?:rofile)?\.get\("([a-z_.0-9]+)"', (_CODE / rel).read_text(encoding="utf-8")))
+    unknown = {k for k in read if k not in declared and k not in sections}
+    assert not unknown

@@ -1,0 +1,288 @@
+"""Every key of a bot profile, once: its type, its default, its check and what it means.
+
+A section is a frozen dataclass; `profile_schema.build()` reads a mapping into it. Defaults live
+here and nowhere else (numbers a bot promises on its info page live in that bot's YAML file).
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Mapping
+
+from heed_core.profile_schema import ProfileError, key, unknown
+from heed_core.work import PURPOSES
+
+TASK_KINDS = ("feed", "page", "sitemap", "site_check", "subsidy", "agenda")
+
+
+# --- checks that the type alone cannot say -----------------------------------------------------
+
+def _pattern(regex: str, what: str) -> Any:
+    compiled = re.compile(regex)
+    return lambda v: None if compiled.fullmatch(v) else f"{v!r} is not valid (must be {what})"
+
+
+def _http_url(v: str) -> str | None:
+    return None if re.fullmatch(r"https?://[^\s/]+(/\S*)?", v) else f"{v!r} is not valid (must be an http(s) URL)"
+
+
+def _network(v: str) -> str | None:
+    try:
+        ipaddress.ip_network(v, strict=True)
+    except ValueError:
+        return f"{v!r} is not valid (must be an IPv4 or IPv6 prefix such as 192.0.2.1/32)"
+    return None
+
+
+def _expression(v: str) -> str | None:
+    from heed_core.schedule import ScheduleError, parse_expression
+
+    try:
+        parse_expression(v)
+    except ScheduleError as exc:
+        return str(exc)
+    return None
+
+
+_NAME = r"[a-z0-9][a-z0-9-]{0,40}"
+_TOKEN = r"[A-Za-z_-]+"  # RFC 9309 2.2.1: product token characters
+_HOST = r"(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}"
+_PATH = r"/[A-Za-z0-9._~/%-]*"
+Stop = Literal["stop_host_today", "close_source"]
+
+
+# --- the sections ------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class Politeness:
+    min_delay_s: float = key(ge=0, doc="at least this between two requests to one host, end of one to start of the next")
+    crawl_delay_cap_s: float = key(ge=0, doc="a longer robots.txt Crawl-delay is honoured up to this")
+    round_spacing_s: float = key(0, ge=0, doc="in a round, at least this between two pages of one site")
+    round_spacing_jitter_s: float = key(0, ge=0, doc="plus up to this much more, spread per page")
+    max_in_flight: int | None = key(None, ge=1, doc="requests at once over all hosts (null: no cap; one per host always)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RobotsRules:
+    cache_ttl_s: float = key(86400, ge=1, doc="robots.txt is reused this long (RFC 9309 2.4: at most 24 hours)")
+    on_401_403: Literal["allow", "deny"] = key("allow", doc="robots.txt answers 401/403 (RFC 9309 2.3.1.3: allow)")
+    on_4xx: Literal["allow", "deny"] = key("allow", doc="robots.txt answers another 4xx")
+    on_5xx: Literal["deny", "skip_host"] = key("deny", doc="robots.txt answers 5xx or 429 (RFC 9309 2.3.1.4: deny)")
+    on_unreachable: Literal["deny", "skip_host"] = key("deny", doc="robots.txt cannot be reached")
+    max_bytes: int = key(512000, ge=1024, doc="bytes of robots.txt parsed (RFC 9309 2.5: at least 500 KiB)")
+    max_redirects: int = key(5, ge=0, doc="redirect hops followed for robots.txt (RFC 9309 2.3.1.2)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Responses:
+    on_429: Stop = key("stop_host_today", doc="429 Too Many Requests")
+    on_403: Stop = key("stop_host_today", doc="403 Forbidden")
+    on_challenge: Stop = key("stop_host_today", doc="a bot challenge page")
+    retries_per_day: int = key(1, ge=0, doc="more tries of a 5xx or network error, the same UTC day")
+    retry_backoff_s: float = key(300, ge=0, doc="first wait before a retry, doubled each time")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Redirects:
+    max_hops: int = key(5, ge=0, doc="redirects followed in a row, each its own checked request")
+
+
+_DEFAULT_CAPS = {"default": 5242880, "feed": 10485760, "sitemap": 10485760, "robots": 512000,
+                 "icon": 1048576, "tdmrep": 65536}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fetch:
+    connect_timeout_s: float = key(5, gt=0, doc="TCP and TLS connect timeout")
+    read_timeout_s: float = key(15, gt=0, doc="timeout between two reads")
+    total_deadline_s: float = key(30, gt=0, doc="whole request deadline")
+    max_bytes: Mapping[str, int] = key(factory=lambda: dict(_DEFAULT_CAPS), ge=1024, keys=("default",) + PURPOSES,
+                                       doc="body cap per purpose; `default` for the others")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Egress:
+    ips: tuple[str, ...] = key((), check=_network, doc="the fixed addresses requests come from (CIDR prefixes)")
+    reverse_dns: str | None = key(None, check=_pattern(_HOST, "a host name"),
+                                  doc="the PTR name of those addresses (forward-confirmed)")
+    ips_json_path: str | None = key(None, check=_pattern(_PATH + r"\.json", "a path like /crawler/ips.json"),
+                                    doc="where the addresses are published as JSON, on the info page's host")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Operator:
+    blocked_domains: tuple[str, ...] = key((), check=_pattern(r"[^\s/]+", "a domain"),
+                                           doc="domains (and their subdomains) never fetched")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Schedule:
+    expression: str = key(check=_expression, doc="EventBridge rate(...) or cron(...), UTC")
+    task: Literal["feed", "page", "sitemap", "site_check", "subsidy", "agenda"] = key(doc="the task kind it starts")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArticleFollowup:
+    mode: Literal["short_summary", "selected"] = key(doc="short_summary: when the feed summary is short; selected: sources marked write_about")
+    summary_shorter_than: int = key(0, ge=0, doc="short_summary: a summary shorter than this many characters")
+    once_ever: bool = key(False, doc="an article page is read once, never again")
+    per_source_per_window: int | None = key(None, ge=0, doc="article pages per source per window")
+    total_per_window: int | None = key(None, ge=0, doc="article pages over all sources per window")
+    window_s: float = key(0, ge=0, doc="the window of both caps (0: no caps)")
+    keep_text: bool = key(True, doc="keep the article text (false: read, not kept)")
+    respect_tdmrep: bool = key(False, doc="a TDMRep reservation means the text is not kept")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeedTask:
+    max_items: int = key(40, ge=1, doc="items read per feed read")
+    min_read_interval_s: float = key(0, ge=0, doc="at most one read per source this often")
+    keep_summary: bool = key(False, doc="keep each item's summary")
+    summary_max_chars: int = key(500, ge=0, doc="characters of summary kept")
+    article_followup: ArticleFollowup | None = key(None, doc="when the linked article page is opened (absent: never)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PageTask:
+    max_pages_per_source_per_round: int = key(1, ge=1, doc="listing pages per source per round")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SitemapTask:
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class SiteCheckTask:
+    min_interval_s: float = key(0, ge=0, doc="at most one check per site this often")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubsidyTask:
+    topic_patterns: tuple[str, ...] = key((), doc="a sitemap URL is followed only if its path has one of these")
+    max_pages_per_host_per_round: int = key(5, ge=1, doc="pages per host per round")
+    diff_summary_max_chars: int = key(300, ge=1, doc="characters of the change summary")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgendaTask:
+    start: Literal["sitemap"] = key("sitemap", doc="where a round starts")
+    follow_patterns: tuple[str, ...] = key((), doc="a sitemap URL is followed only if its path has one of these")
+    max_pages_per_site_per_round: int = key(20, ge=1, doc="agenda pages per site per round")
+    extractor: Literal["structured", "bedrock"] = key("structured", doc="structured data only, or a language model where it is missing")
+    bedrock_model_id: str | None = key(None, doc="the model of the bedrock extractor")
+    render_endpoint: str | None = key(None, check=_http_url, doc="render service for sources marked render: true")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SitemapFallback:
+    enabled: bool = key(False, doc="a page without items leads to its site's sitemap.xml")
+    max_child_sitemaps: int = key(2, ge=0, doc="child sitemaps read per source and round")
+    max_new_pages: int = key(5, ge=0, doc="new pages whose title is fetched per source and round")
+    title_refetch_after_s: float = key(604800, ge=0, doc="a title is not fetched again within this")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tasks:
+    _unknown_noun: ClassVar[str] = "task kind"
+    feed: FeedTask | None = key(None, null_is_default=True)
+    page: PageTask | None = key(None, null_is_default=True)
+    sitemap: SitemapTask | None = key(None, null_is_default=True)
+    site_check: SiteCheckTask | None = key(None, null_is_default=True)
+    subsidy: SubsidyTask | None = key(None, null_is_default=True)
+    agenda: AgendaTask | None = key(None, null_is_default=True)
+    sitemap_fallback: SitemapFallback | None = key(None, null_is_default=True)
+
+
+TASK_TYPES: dict[str, type] = {"feed": FeedTask, "page": PageTask, "sitemap": SitemapTask,
+                                "site_check": SiteCheckTask, "subsidy": SubsidyTask, "agenda": AgendaTask,
+                                "sitemap_fallback": SitemapFallback}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PageTexts:
+    """The words of the info page that are not numbers, in one language."""
+
+    lead: str = key(doc="first paragraph: who knocks and what this page is for")
+    about: tuple[str, ...] = key(nonempty=True, doc="who we are and why we come, one paragraph each")
+    operator: str = key(doc="who runs the bot")
+    keeps: tuple[str, ...] = key(nonempty=True, doc="what we keep and why")
+    title: str | None = key(None, doc="the page title (default: the bot's token and 'our crawler')")
+    origin: str | None = key(None, doc="where requests come from, in words")
+    fetches: tuple[str, ...] = key((), doc="what we fetch, beyond what the tasks say")
+    never: tuple[str, ...] = key((), doc="what we never do, beyond what every Heed bot never does")
+    third_parties: tuple[str, ...] = key((), doc="services that fetch or process for us")
+    published: tuple[str, ...] = key((), doc="what is published from the site's content")
+    removal: str | None = key(None, doc="more on removal requests")
+    contact_note: str | None = key(None, doc="more on writing to us")
+    example_path: str | None = key(None, check=_pattern(_PATH, "a path starting with /"),
+                                   doc="the path in the 'close a part' robots.txt example")
+
+
+@dataclass(frozen=True, kw_only=True)
+class InfoPage:
+    texts: Mapping[str, PageTexts] = key(doc="the words of the page, in the bot's language and in en")
+    privacy_url: str | None = key(None, check=_http_url, doc="the operator's privacy statement")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Spec:
+    """The whole profile, typed. `Profile` wraps it with the merged mapping."""
+
+    name: str = key(check=_pattern(_NAME, "a lower-case name of letters, digits and '-'"))
+    user_agent: str = key(doc="exact User-Agent: product token/version (+info_url)")
+    robots_token: str = key(check=_pattern(_TOKEN, "a product token of letters, '_' and '-' (RFC 9309 2.2.1)"))
+    info_url: str = key(check=_http_url, doc="the public page about the bot")
+    contact: str = key(doc="an e-mail address or a contact page URL")
+    language: str = key("en", check=_pattern(r"[a-z]{2,3}(-[A-Za-z0-9]{2,8})*", "a language code"))
+    description: str | None = key(None)
+    politeness: Politeness = key()
+    robots: RobotsRules = key(factory=RobotsRules)
+    responses: Responses = key(factory=Responses)
+    redirects: Redirects = key(factory=Redirects)
+    conditional_requests: bool = key(True, doc="send If-None-Match / If-Modified-Since")
+    fetch: Fetch = key(factory=Fetch)
+    egress: Egress = key(factory=Egress)
+    operator: Operator = key(factory=Operator)
+    schedules: tuple[Schedule, ...] = key((), what="a list of {expression, task}")
+    tasks: Tasks = key(factory=Tasks)
+    info_page: InfoPage | None = key(None, doc="the words of the public info page")
+
+
+# --- cross-key rules ---------------------------------------------------------------------------
+
+def cross_check(spec: Spec) -> None:
+    """Rules between keys, after each key passed its own check."""
+    ua_token = re.split(r"[/\s]", spec.user_agent, maxsplit=1)[0]
+    if ua_token.lower() != spec.robots_token.lower():
+        # COMMON-01: the UA's product token is what robots.txt groups name; a longer token
+        # ("AubeBotX" for "AubeBot") would be a different bot to the site owner.
+        raise ProfileError(f"user_agent: its product token {ua_token!r} is not the robots_token {spec.robots_token!r}")
+    if "+" + spec.info_url not in spec.user_agent:
+        raise ProfileError("user_agent: must carry the info_url (COMMON-01: '+' info URL)")
+    follow = spec.tasks.feed.article_followup if spec.tasks.feed else None
+    if follow is not None:
+        where = "tasks.feed.article_followup"
+        if follow.window_s > 0:
+            for cap in ("per_source_per_window", "total_per_window"):
+                if getattr(follow, cap) is None:
+                    raise ProfileError(f"{where}.{cap}: missing (window_s is set, so both caps are needed)")
+        elif follow.per_source_per_window is not None or follow.total_per_window is not None:
+            raise ProfileError(f"{where}.window_s: {follow.window_s:g} is not valid (the per-window caps need a window > 0)")
+        if follow.mode == "short_summary" and follow.summary_shorter_than <= 0:
+            raise ProfileError(f"{where}.summary_shorter_than: missing (mode short_summary needs a length > 0)")
+    agenda = spec.tasks.agenda
+    if agenda is not None and agenda.extractor == "bedrock" and not agenda.bedrock_model_id:
+        raise ProfileError("tasks.agenda.bedrock_model_id: missing (extractor: bedrock needs a model)")
+    if spec.egress.ips_json_path and not spec.egress.ips:
+        raise ProfileError("egress.ips_json_path: set, but egress.ips is empty (nothing to publish)")
+    if spec.info_page is not None:
+        wanted = [spec.language] + (["en"] if spec.language != "en" else [])
+        for lang in wanted:
+            if lang not in spec.info_page.texts:
+                raise ProfileError(f"info_page.texts.{lang}: missing (the page is written in {' and '.join(wanted)})")
+        for lang in spec.info_page.texts:
+            if lang not in wanted:
+                raise unknown(f"info_page.texts.{lang}", lang, wanted, "language (the page is written in "
+                              f"{' and '.join(wanted)})")

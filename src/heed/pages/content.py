@@ -1,0 +1,317 @@
+"""What the info page says, section by section, from the profile alone.
+
+Numbers, cadences and rules are read from the typed profile and put into the language's
+sentence templates; the words that are not numbers (who runs the bot, why it comes, what it
+keeps) come from the profile's `info_page.texts.<lang>`. Nothing here is specific to one bot.
+"""
+from __future__ import annotations
+
+from importlib import import_module
+from types import ModuleType
+from urllib.parse import urlsplit
+
+from heed_core.profile import PageTexts, Profile, ProfileError
+
+from heed.pages import words as wd
+from heed.pages.model import (
+    Alternate, Block, Code, Facts, Items, Link, Page, Para, Pre, Section, Strong, Sub, Text, fmt,
+)
+
+LANGUAGES = ("en", "nb", "de", "nl", "it")
+_CRAWL_DELAY_EXAMPLE_S = 30  # the value in the "slow us down" example when the cap allows it
+
+
+def language(lang: str) -> ModuleType:
+    if lang not in LANGUAGES:
+        raise ProfileError(f"language: {lang!r} has no info-page sentences (known: {', '.join(LANGUAGES)})")
+    return import_module(f"heed.pages.{lang}")
+
+
+def page_languages(p: Profile) -> tuple[str, ...]:
+    """The bot's language first, then English."""
+    return (p.language,) + (("en",) if p.language != "en" else ())
+
+
+def page_path(p: Profile, lang: str) -> str:
+    """Where the page in `lang` is published on the info host: the info URL itself for the
+    bot's language, `index.en.html` beside it for English."""
+    base = urlsplit(p.info_url).path or "/"
+    if lang == p.language:
+        return base
+    return base.rstrip("/") + f"/index.{lang}.html"
+
+
+def _absolute(p: Profile, path: str) -> str:
+    parts = urlsplit(p.info_url)
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def _texts(p: Profile, lang: str) -> PageTexts:
+    if p.info_page is None:
+        raise ProfileError("info_page: missing (the page needs its texts: info_page.texts.<lang>)")
+    return p.info_page.texts[lang]
+
+
+def _is_form(p: Profile) -> bool:
+    return p.contact.startswith(("http://", "https://"))
+
+
+def _contact(p: Profile) -> Link:
+    c = p.contact
+    return Link(c, c if c.startswith(("http://", "https://")) else f"mailto:{c}")
+
+
+class _Writer:
+    """The sentences of one page in one language."""
+
+    def __init__(self, p: Profile, lang: str) -> None:
+        mod = language(lang)
+        self.p, self.lang, self.P, self.w = p, lang, mod.PHRASES, mod.WORDS
+        self.t = _texts(p, lang)
+
+    # helpers ---------------------------------------------------------------------------------
+    def f(self, key: str, **values: object) -> Text:
+        return fmt(self.P[key], **values)
+
+    def d(self, seconds: float, *, dative: bool = False) -> str:
+        return wd.duration(seconds, self.w, dative=dative)
+
+    def n(self, n: int, noun: str) -> str:
+        return wd.count(n, noun, self.w)
+
+    def prose(self, items: tuple[str, ...]) -> list[Text]:
+        return [(s,) for s in items]
+
+    # sections --------------------------------------------------------------------------------
+    def who(self) -> Section:
+        return Section("who", self.P["h_who"], tuple(Para((s,)) for s in self.t.about))
+
+    def recognise(self) -> Section:
+        p, P = self.p, self.P
+        rows: list[tuple[str, tuple[Text, ...]]] = [
+            (P["l_user_agent"], ((Code(p.user_agent),),)),
+            (P["l_token"], ((Code(p.robots_token),),)),
+            (P["l_operator"], ((self.t.operator,),)),
+            (P["l_info"], ((Link(p.info_url, p.info_url),),)),
+            (P["l_contact"], ((_contact(p),),)),
+        ]
+        if self.t.origin:
+            rows.append((P["l_origin"], ((self.t.origin,),)))
+        eg = p.egress
+        if eg.ips:
+            lines: list[Text] = [(Code(ip),) for ip in eg.ips]
+            if eg.ips_json_path:
+                lines.append(self.f("ips_json", link=Link(eg.ips_json_path, eg.ips_json_path)))
+            rows.append((P["l_addresses"], tuple(lines)))
+        if eg.reverse_dns:
+            rows.append((P["l_rdns"], (self.f("rdns", name=Code(eg.reverse_dns)),)))
+        blocks: list[Block] = [Facts(tuple(rows)), Para(self.f("ua_only")),
+                               Para(self.f("not_us", token=Code(p.robots_token)))]
+        if eg.ips and eg.reverse_dns:
+            first = eg.ips[0].split("/")[0]
+            blocks += [Para(self.f("verify")), Pre(f"host {first}\nhost {eg.reverse_dns}")]
+        return Section("recognise", P["h_recognise"], tuple(blocks))
+
+    def fetch(self) -> Section:
+        p = self.p
+        fetched: list[Text] = self.prose(self.t.fetches)
+        kept: list[Text] = []
+        kinds = p.task_kinds
+        if "feed" in kinds:
+            fetched.append(self.f("f_feed", items=self.n(p.feed.max_items, "item")))
+            fetched.append(self.f("f_feed_only"))
+            kept.append(self.f("k_feed", chars=self.n(p.feed.summary_max_chars, "character"))
+                        if p.feed.keep_summary else self.f("k_feed_no_summary"))
+            follow = p.feed.article_followup
+            if follow is not None:
+                if follow.mode == "short_summary":
+                    fetched.append(self.f("f_article_short", chars=self.n(follow.summary_shorter_than, "character")))
+                else:
+                    fetched.append(self.f("f_article_selected"))
+                if follow.once_ever:
+                    fetched.append(self.f("f_article_once"))
+                kept.append(self.f("k_article_text" if follow.keep_text else "k_article_read"))
+                if follow.respect_tdmrep:
+                    kept.append(self.f("k_tdmrep", once=wd.every(p.robots.cache_ttl_s, self.w, once=True)))
+        if "page" in kinds:
+            fetched.append(self.f("f_page"))
+            kept.append(self.f("k_page"))
+            fb = p.sitemap_fallback
+            if fb.enabled:
+                fetched.append(self.f("f_fallback", children=self.n(fb.max_child_sitemaps, "child_sitemap"),
+                                      pages=self.n(fb.max_new_pages, "new_page")))
+        if "page" in kinds or "sitemap" in kinds:
+            fetched.append(self.f("f_title_refetch", d=self.d(p.sitemap_fallback.title_refetch_after_s),
+                                  d_dat=self.d(p.sitemap_fallback.title_refetch_after_s, dative=True)))
+        if "sitemap" in kinds:
+            fetched.append(self.f("f_sitemap"))
+        if "site_check" in kinds:
+            fetched.append(self.f("f_site_check"))
+            kept.append(self.f("k_site_check"))
+        if "subsidy" in kinds:
+            topics = wd.join([f"“{t}”" for t in p.subsidy.topic_patterns], self.w, self.w.disj)
+            fetched.append(self.f("f_subsidy", topics=topics))
+            fetched.append(self.f("f_compare"))
+            kept.append(self.f("k_subsidy", chars=self.n(p.subsidy.diff_summary_max_chars, "character")))
+        if "agenda" in kinds:
+            patterns = wd.join([f"“{t}”" for t in p.agenda.follow_patterns], self.w, self.w.disj)
+            fetched.append(self.f("f_agenda", patterns=patterns))
+            fetched.append(self.f("f_structured"))
+            kept.append(self.f("k_agenda"))
+        kept += self.prose(self.t.keeps)
+        blocks: list[Block] = [Items(tuple(fetched)), Sub(self.P["h_keep"], (Items(tuple(kept)),))]
+        if self.t.third_parties:
+            blocks.append(Sub(self.P["h_third"], (Items(tuple(self.prose(self.t.third_parties))),)))
+        if self.t.published:
+            blocks.append(Sub(self.P["h_published"], (Items(tuple(self.prose(self.t.published))),)))
+        return Section("fetch", self.P["h_fetch"], tuple(blocks))
+
+    def never(self) -> Section:
+        kinds = self.p.task_kinds
+        items = [self.f("never_get"), self.f("never_js")]
+        paywall_checked = "subsidy" in kinds or ("feed" in kinds and self.p.feed.article_followup is not None)
+        items.append(self.f("never_paywall_text" if paywall_checked else "never_paywall"))
+        items.append(self.f("never_personal"))
+        items += self.prose(self.t.never)
+        return Section("never", self.P["h_never"], (Items(tuple(items)),))
+
+    def pace(self) -> Section:
+        p = self.p
+        items: list[Text] = []
+        for kind in p.task_kinds:
+            exprs = [s.expression for s in p.schedules if s.task == kind]
+            if exprs:
+                when = "; ".join(wd.schedule(e, self.w) for e in exprs)
+                items.append(self.f("rounds", task=Strong(self.P[f"task_{kind}"]), when=when))
+        if p.feed.min_read_interval_s and "feed" in p.task_kinds:
+            items.append(self.f("feed_interval", once=wd.every(p.feed.min_read_interval_s, self.w, once=True)))
+        if p.site_check.min_interval_s and "site_check" in p.task_kinds:
+            items.append(self.f("site_check_interval", once=wd.every(p.site_check.min_interval_s, self.w, once=True)))
+        caps = [("page", p.page.max_pages_per_source_per_round, "cap_page"),
+                ("subsidy", p.subsidy.max_pages_per_host_per_round, "cap_subsidy"),
+                ("agenda", p.agenda.max_pages_per_site_per_round, "cap_agenda")]
+        for kind, n, key in caps:
+            if kind in p.task_kinds:
+                items.append(self.f(key, pages=self.n(n, "page")))
+        follow = p.feed.article_followup if "feed" in p.task_kinds else None
+        if follow is not None and follow.window_s > 0:
+            items.append(self.f("cap_articles", per=self.n(follow.per_source_per_window or 0, "article_page"),
+                                total=str(follow.total_per_window), window=self.d(follow.window_s),
+                                window_dat=self.d(follow.window_s, dative=True)))
+        pol = p.politeness
+        items.append(self.f("min_delay", d=self.d(pol.min_delay_s)))
+        items.append(self.f("crawl_delay", cap=self.d(pol.crawl_delay_cap_s), cap_dat=self.d(pol.crawl_delay_cap_s, dative=True)))
+        items.append(self.f("one_per_host"))
+        if pol.max_in_flight == 1:
+            items.append(self.f("one_at_a_time"))
+        elif pol.max_in_flight:
+            items.append(self.f("in_flight", n=self.n(pol.max_in_flight, "request")))
+        if pol.round_spacing_s:
+            hi = pol.round_spacing_s + pol.round_spacing_jitter_s
+            if pol.round_spacing_jitter_s:
+                items.append(self.f("spacing", span=wd.span(pol.round_spacing_s, hi, self.w)))
+            else:
+                items.append(self.f("spacing_fixed", lo=self.d(pol.round_spacing_s)))
+        if p.conditional_requests:
+            items.append(self.f("conditional"))
+        items += self._responses()
+        r = p.responses
+        if r.retries_per_day == 1:
+            items.append(self.f("retry_once", backoff=self.d(r.retry_backoff_s),
+                                backoff_dat=self.d(r.retry_backoff_s, dative=True)))
+        elif r.retries_per_day:
+            items.append(self.f("retries", n=self.n(r.retries_per_day, "retry"), backoff=self.d(r.retry_backoff_s),
+                                backoff_dat=self.d(r.retry_backoff_s, dative=True)))
+        else:
+            items.append(self.f("no_retries"))
+        items.append(self.f("redirects", n=self.n(p.redirects.max_hops, "redirect")))
+        return Section("pace", self.P["h_pace"], (Items(tuple(items)),))
+
+    def _responses(self) -> list[Text]:
+        r = self.p.responses
+        labels = {"on_429": "429", "on_403": "403", "on_challenge": self.P["challenge"]}
+        out: list[Text] = []
+        for action, key in (("stop_host_today", "stop_today"), ("close_source", "stop_close")):
+            codes = [labels[k] for k in ("on_429", "on_403", "on_challenge") if getattr(r, k) == action]
+            if codes:
+                out.append(self.f(key, codes=wd.join(codes, self.w, self.w.disj)))
+        out.append(self.f("retry_after"))
+        return out
+
+    def robots(self) -> Section:
+        p, rb = self.p, self.p.robots
+        items = [self.f("robots_first"), self.f("robots_group", token=Code(p.robots_token)),
+                 self.f("robots_host"),
+                 self.f("robots_cache", ttl=self.d(rb.cache_ttl_s), ttl_dat=self.d(rb.cache_ttl_s, dative=True),
+                        once=wd.every(rb.cache_ttl_s, self.w, once=True)),
+                 self.f("robots_size", size=wd.size(rb.max_bytes, self.w),
+                        hops=self.n(rb.max_redirects, "redirect"))]
+        if rb.on_401_403 == rb.on_4xx:
+            items.append(self.f(f"rf_4xx_{rb.on_4xx}_incl"))
+        else:
+            items.append(self.f(f"rf_4xx_{rb.on_4xx}"))
+            items.append(self.f(f"rf_401_{rb.on_401_403}"))
+        items.append(self.f(f"rf_5xx_{rb.on_5xx}"))
+        items.append(self.f(f"rf_unreachable_{rb.on_unreachable}"))
+        items.append(self.f("crawl_delay_seconds", cap=self.d(p.politeness.crawl_delay_cap_s),
+                            cap_dat=self.d(p.politeness.crawl_delay_cap_s, dative=True),
+                            cap_n=wd.number(p.politeness.crawl_delay_cap_s, self.w)))
+        if {"page", "agenda", "subsidy"} & set(p.task_kinds) or p.feed.article_followup is not None:
+            items.append(self.f("noindex"))
+        return Section("robots", self.P["h_robots"], (Items(tuple(items)),))
+
+    def control(self) -> Section:
+        p, tok = self.p, self.p.robots_token
+        path = self.t.example_path or self.P["example_path"]
+        cap = p.politeness.crawl_delay_cap_s
+        example = int(min(cap, _CRAWL_DELAY_EXAMPLE_S)) or 1
+        ttl = p.robots.cache_ttl_s
+        blocks: list[Block] = [
+            Para(self.f("control_all")), Pre(f"User-agent: {tok}\nDisallow: /"),
+            Para(self.f("control_path", path=Code(path))), Pre(f"User-agent: {tok}\nDisallow: {path}"),
+            Para(self.f("control_slow", cap=self.d(cap), cap_dat=self.d(cap, dative=True))),
+            Pre(f"User-agent: {tok}\nCrawl-delay: {example}"),
+            Para(self.f("control_when", ttl=self.d(ttl), ttl_dat=self.d(ttl, dative=True))),
+        ]
+        return Section("control", self.P["h_control"], tuple(blocks))
+
+    def stop(self) -> Section:
+        key = "stop_form" if _is_form(self.p) else "stop_mail"
+        blocks: list[Block] = [Para(self.f(key, contact=_contact(self.p))), Para(self.f("stop_delete"))]
+        if self.t.removal:
+            blocks.append(Para((self.t.removal,)))
+        return Section("stop", self.P["h_stop"], tuple(blocks))
+
+    def contact(self) -> Section:
+        key = "contact_intro_form" if _is_form(self.p) else "contact_intro"
+        blocks: list[Block] = [Para(self.f(key, contact=_contact(self.p))),
+                               Items((self.f("send_host"), self.f("send_when"), self.f("send_lines"),
+                                      self.f("send_want")))]
+        if self.t.contact_note:
+            blocks.append(Para((self.t.contact_note,)))
+        privacy = self.p.info_page.privacy_url if self.p.info_page else None
+        if privacy:
+            blocks.append(Para(self.f("privacy", link=Link(privacy, privacy))))
+        return Section("contact", self.P["h_contact"], tuple(blocks))
+
+
+def build_page(p: Profile, lang: str) -> Page:
+    """The page in `lang` (the bot's language or English)."""
+    if lang not in page_languages(p):
+        raise ProfileError(f"info_page: {lang!r} is not a page language of {p.name} ({', '.join(page_languages(p))})")
+    w = _Writer(p, lang)
+    sections = (w.who(), w.recognise(), w.fetch(), w.never(), w.pace(), w.robots(), w.control(), w.stop(),
+                w.contact())
+    for kind in ("render_endpoint", "extractor"):
+        # WANNADO-09/-10: a bot that hands pages to a render service or a language model says so.
+        used = p.agenda.render_endpoint if kind == "render_endpoint" else p.agenda.extractor == "bedrock"
+        if "agenda" in p.task_kinds and used and not w.t.third_parties:
+            raise ProfileError(f"info_page.texts.{lang}.third_parties: missing (tasks.agenda.{kind} sends "
+                               "pages to an outside service; the page must say so)")
+    others = tuple(Alternate(o, language(o).NAME, page_path(p, o), _absolute(p, page_path(p, o)))
+                   for o in page_languages(p) if o != lang)
+    title = w.t.title or w.P["title"].format(token=p.robots_token)
+    ranges = p.egress.ips_json_path if p.egress.ips and p.egress.ips_json_path else None
+    return Page(lang=lang, title=title, lead=(w.t.lead,), sections=sections,
+                footer=w.f("generated", token=p.robots_token), url=_absolute(p, page_path(p, lang)),
+                switch_label=w.P["switch_label"], toc_label=w.P["toc_label"], alternates=others, client_ranges=ranges)
