@@ -259,16 +259,16 @@ class SteppedRun:
             now_wall = time.time()
             # moto keeps visibility in wall-clock seconds; a visible message left in the queue
             # waits behind its FIFO group's hidden head, which is the one that counts.
-            hidden = [v for v, _ in self.run._hidden() if v > now_wall]
+            hidden = [v for v, _ in self.run.hidden_tokens() if v > now_wall]
             due = [self.now + (v - now_wall) for v in hidden]
             soonest = min(due) if due else None
             if soonest is None or soonest > t:
                 jumped = self.run.clock.jump_to(t)
                 if jumped:
-                    self.run._release_hidden(jumped)
+                    self.run.release_hidden(jumped)
                 return
             jumped = self.run.clock.jump_to(soonest)
-            self.run._release_hidden(jumped + 0.001)
+            self.run.release_hidden(jumped + 0.001)
             self.run.drain()
 
     def invoke_concurrently(self, copies: int, stagger_s: float = 0.0) -> None:
@@ -278,12 +278,14 @@ class SteppedRun:
         lr = self.run
         first = lr.sqs.receive_message(QueueUrl=lr.res.queue_url, MaxNumberOfMessages=1,
                                        AttributeNames=["All"])["Messages"]
+        lr.watch.received(first)
         for n in range(1, copies):
             # Another message group: the queue hands it out while the first is still held.
             lr.sqs.send_message(QueueUrl=lr.res.queue_url, MessageBody=first[0]["Body"],
                                 MessageGroupId=f"copy-{n}", MessageDeduplicationId=f"copy-{n}-{time.time()}")
         others = lr.sqs.receive_message(QueueUrl=lr.res.queue_url, MaxNumberOfMessages=10,
                                         AttributeNames=["All"]).get("Messages", [])
+        lr.watch.received(others)
         threads = []
         for i, msg in enumerate(first + others):
             threads.append(threading.Thread(target=lr.invoke, args=([msg],)))
@@ -301,7 +303,7 @@ class SteppedRun:
         db, s3 = session.client("dynamodb"), session.client("s3")
         parts: list[str] = []
         for page in db.get_paginator("scan").paginate(TableName=self.run.res.table_name):
-            parts += [json.dumps(item, sort_keys=True) for item in page["Items"]]
+            parts += [json.dumps(_readable(item), sort_keys=True, ensure_ascii=False) for item in page["Items"]]
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.run.res.bucket):
             for obj in page.get("Contents", []):
                 body = s3.get_object(Bucket=self.run.res.bucket, Key=obj["Key"])["Body"].read()
@@ -315,6 +317,22 @@ class SteppedRun:
                             "invocations": self.run.invocations})
         self.run.close()
         return RunOutput.read(self.out_dir, stored)
+
+
+def _readable(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A DynamoDB item with its binary attributes (zlib-compressed JSON) opened up to search."""
+    import zlib
+
+    out: dict[str, Any] = {}
+    for key, value in item.items():
+        if "B" in value:
+            try:
+                out[key] = zlib.decompress(bytes(value["B"])).decode("utf-8")
+            except (zlib.error, UnicodeDecodeError):
+                out[key] = repr(value["B"])
+        else:
+            out[key] = value
+    return out
 
 
 # --- shipped profiles, run as a user runs them, in the background ---------------------------------

@@ -208,11 +208,13 @@ class ObservedRun(LocalRun):
 
         s3 = boto3.session.Session(region_name=REGION).client("s3")
         versions = s3.list_object_versions(Bucket=self.res.bucket).get("Versions", [])
-        out: dict[str, list[tuple[Any, str]]] = {}
-        for v in versions:
+        out: dict[str, list[tuple[Any, int, str]]] = {}
+        for n, v in enumerate(versions):
             body = s3.get_object(Bucket=self.res.bucket, Key=v["Key"], VersionId=v["VersionId"])["Body"].read()
-            out.setdefault(v["Key"], []).append((v["LastModified"], body.decode("utf-8", "replace")))
-        return {k: [t for _, t in sorted(vs, key=lambda x: x[0])] for k, vs in out.items()}
+            # S3 lists a key's versions newest first; LastModified has whole seconds, so two
+            # versions written within one (rounds a simulated hour apart) keep the listing's order.
+            out.setdefault(v["Key"], []).append((v["LastModified"], -n, body.decode("utf-8", "replace")))
+        return {k: [t for *_, t in sorted(vs, key=lambda x: (x[0], x[1]))] for k, vs in out.items()}
 
 
 @dataclass(frozen=True)

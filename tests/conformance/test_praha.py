@@ -163,7 +163,7 @@ def test_praha_01_keeps_headline_date_link_and_short_context_from_rss_and_atom(f
     assert LONG_SUMMARY.startswith(found[m + "/clanky/lavka"]["summary"]) and len(LONG_SUMMARY) > 500
     assert {found[m + p]["source"] for p in PRESS} == {"tiskove"}
     # AND nothing else about an item is kept
-    allowed = {"detail_type", "bot", "kind", "source", "url", "title", "published", "summary"}
+    allowed = {"detail_type", "bot", "id", "kind", "source", "source_url", "url", "title", "published", "summary"}
     assert all(set(i) <= allowed for i in out.items_of("item.found"))
 
 
@@ -379,7 +379,7 @@ def test_praha_04_reads_nothing_more_and_keeps_no_home_page_content(site_check):
     assert set(web.paths("presmerovani")) == {"/robots.txt", "/", "/cs/", "/static/ikona.png"}
     assert set(web.paths("prosty")) == {"/robots.txt", "/", "/favicon.ico"}
     # AND no home page content is kept: a check record holds facts only, the bucket holds nothing
-    facts = {"detail_type", "bot", "kind", "source", "url", "reachable", "final_url", "status", "name",
+    facts = {"detail_type", "bot", "id", "kind", "source", "source_url", "url", "reachable", "final_url", "status", "name",
              "icon_url", "icon_status", "error"}
     assert all(set(i) <= facts for i in out.items_of("site.checked"))
     assert out.texts == {}

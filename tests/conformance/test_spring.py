@@ -77,10 +77,12 @@ def test_spring_01_only_title_link_and_time_nothing_else_fetched_or_stored(daily
     out = daily["out"]
     # GIVEN a listing whose items carry an author byline, a user name and post text
     items = [i for i in out.found() if i["source"] == "nyheter"]
-    # THEN the items are title, link and publication time (plus bookkeeping) and nothing else
+    # THEN the items are title, link and publication time (plus bookkeeping: the result's id and
+    # where it came from) and nothing else
     assert sorted(i["title"] for i in items) == ["Sak 0", "Sak 1", "Sak 2"]
     assert all(i["published"] for i in items)
-    assert {k for i in items for k in i} <= {"detail_type", "bot", "kind", "source", "url", "title", "published"}
+    assert {k for i in items for k in i} <= {"detail_type", "bot", "id", "kind", "source", "source_url", "url",
+                                             "title", "published"}
     # AND no author, user name or post text is in the output or anywhere in what the stack stored
     for needle in ("Kari Nordmann", "bruker_", "hemmelig-brodtekst", "kommentar"):
         assert needle not in repr(out.items) and needle not in out.stored, needle
@@ -103,23 +105,22 @@ def test_spring_02_once_a_day_per_page_one_page_per_source(daily: dict[str, Any]
 
 def test_spring_02_a_token_redelivered_mid_request_fetches_no_page_twice(web: Web, tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch):
-    # GIVEN one listing that takes 0.25 s, and a store that is slow to record the fetched URL
-    # (0.8 s: a throttled DynamoDB write) so the window after the request stays open
+    # GIVEN one listing that takes 0.25 s, and a store that is slow to write the host's item
+    # (0.8 s: a throttled DynamoDB write) so the window around the request stays open
     site = web.site("dobbel", {"/robots.txt": robots(OPEN),
                                "/liste/": Route(body=lambda hit: (time.sleep(0.25), listing([("Sak", "/sak/1")]))[1])})
     from heed_aws.store import DynamoStore
 
-    real_put_url = DynamoStore.put_url
+    real_write = DynamoStore.write_host
 
-    def slow_put_url(self: Any, record: Any) -> None:
-        if record.url.endswith("/liste/"):
-            time.sleep(0.8)
-        real_put_url(self, record)
+    def slow_write(self: Any, host: str, expected_version: int, **kw: Any) -> bool:
+        time.sleep(0.8)
+        return real_write(self, host, expected_version, **kw)
 
     profile = derived("springstudiobot", politeness={"min_delay_s": 0})
     with SteppedRun(profile, [Source("liste", site.base_url + "/liste/", "page")], tmp_path, start=START - 60) as run:
         run.round(START - 30, ["page"])  # reads robots.txt (and the page once) before the day's round
-        monkeypatch.setattr(DynamoStore, "put_url", slow_put_url)
+        monkeypatch.setattr(DynamoStore, "write_host", slow_write)
         site.reset_log()
         run.advance_to(START)
         run.run.fire(START, ["page"])

@@ -94,49 +94,46 @@ def test_common_05_two_hosts_paced_per_host_and_billed_for_network_time(two_host
 
 
 def test_redelivered_token_makes_no_second_request(tmp_path: Path, monkeypatch):
-    # GIVEN one host with one page, and a fetcher that crashes after the page was fetched and
-    # recorded but before its work item was marked done (so SQS delivers the token again)
+    # GIVEN one host with one page, and a fetcher invocation whose turn committed and whose outbox
+    # left, but whose token was never deleted (the invocation died before the ack), so SQS
+    # delivers it again
     server = _site("c", "127.0.0.23", None)
     try:
         run = LocalRun(_profile(), _sources(server)[:1], start=time.time(), until=time.time(),
-                       out_dir=tmp_path, allow_private=True, patience_s=5)
+                       out_dir=tmp_path, allow_private=True, patience_s=2)
         run.setup()
-        from heed_aws.store import DynamoStore
+        real_delete = run.sqs.delete_message_batch
+        crashed: list[int] = []
 
-        real_complete = DynamoStore.complete_work
-        crashed: list[str] = []
+        def dying_delete(**kwargs):
+            if len(server.log()) == 2 and not crashed:  # robots.txt and the page are done
+                crashed.append(1)
+                raise RuntimeError("simulated crash after the commit, before the ack")
+            return real_delete(**kwargs)
 
-        def flaky_complete(self, item):
-            if item.purpose == "page" and not crashed:
-                crashed.append(item.url)
-                raise RuntimeError("simulated crash after the request")
-            return real_complete(self, item)
-
-        monkeypatch.setattr(DynamoStore, "complete_work", flaky_complete)
+        run.sqs.delete_message_batch = dying_delete
         run.fire(time.time(), ["page"])
-        # WHEN the runtime drains the queue; the crashed token comes back after its visibility
-        # timeout, which the test shortens instead of waiting six minutes
-        for _ in range(3):
-            run.drain()
-            msgs = run.sqs.receive_message(QueueUrl=run.res.queue_url, AttributeNames=["All"],
-                                           VisibilityTimeout=0).get("Messages", [])
-            if not msgs and crashed:
-                hidden = run._hidden()
-                for _, m in hidden:
-                    run.sqs.change_message_visibility(QueueUrl=run.res.queue_url,
-                                                      ReceiptHandle=m.receipt_handle, VisibilityTimeout=0)
-                if not hidden:
-                    break
         run.drain()
-        # THEN the page was requested once, and the redelivery was recorded as such
+        assert crashed
+        # WHEN the token comes back (after its visibility timeout, which the test shortens
+        # instead of waiting fifteen minutes)
+        for handle in list(run.watch.handle_of.values()):
+            run.sqs.change_message_visibility(QueueUrl=run.res.queue_url, ReceiptHandle=handle, VisibilityTimeout=0)
+        run.watch.sent(1)
+        run.drain()
+        # THEN the page was requested once, and its result reported once
         pages = [r for r in server.log() if r.path.startswith("/liste/")]
-        assert crashed and len(pages) == 1
-        skips = [json.loads(x) for x in (tmp_path / "skips.jsonl").read_text().splitlines()]
-        assert any(s["reason"] == "duplicate_delivery" for s in skips)
-        # AND a token delivered again after it was acknowledged fetches nothing more
+        assert len(pages) == 1
+        items = [json.loads(x) for x in (tmp_path / "items.jsonl").read_text().splitlines()]
+        assert [i["title"] for i in items] == ["c-0"]
+        # AND a copy of the token delivered again after it was acknowledged fetches nothing more
         before = len(server.log())
-        run.sqs.send_message(QueueUrl=run.res.queue_url, MessageBody=json.dumps({"host": server.base_url.replace("http://", "http://") + "", "round_id": "x"}),
+        msgs = run.sqs.get_queue_attributes(QueueUrl=run.res.queue_url, AttributeNames=["All"])["Attributes"]
+        assert msgs["ApproximateNumberOfMessages"] == "0"
+        host = f"http://{server.host}"
+        run.sqs.send_message(QueueUrl=run.res.queue_url, MessageBody=json.dumps({"host": host, "round_id": "x"}),
                              MessageGroupId="again", MessageDeduplicationId="again")
+        run.watch.sent(1)
         run.drain()
         assert len(server.log()) == before
     finally:

@@ -161,7 +161,9 @@ def test_wannado_10_rendered_html_yields_events_linking_back_to_the_site(sites, 
     target = sites["origin"] + "/agenda"
     result = client.render(target, max_bytes=1_000_000)
     events = extract_events(result.body, base_url=result.url).events
-    assert [(e.name, e.start) for e in events] == [("Wintervertelling", "2026-12-18T20:00"), ("Dansavond", "2026-12-19T21:00")]
+    # (a time without an offset is read in the venue's zone, WannadoBot's Europe/Amsterdam)
+    assert [(e.name, e.start) for e in events] == [("Wintervertelling", "2026-12-18T20:00:00+01:00"),
+                                                   ("Dansavond", "2026-12-19T21:00:00+01:00")]
     assert events[0].url == sites["origin"] + "/voorstelling/wintervertelling"
     assert events[0].price == "EUR 21.00"
     assert events[1].url == target  # WANNADO-01: no own page, so the agenda page

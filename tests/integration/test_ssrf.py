@@ -27,10 +27,11 @@ from heed_core.crawl import Crawler
 from heed_core.extract.render import RenderClient
 from heed_core.ports import FakeClock, FetchRequest, FetchResult
 from heed_core.profile import load_profile
-from heed_core.rounds import Round, entry_items, round_id
+from heed_core.rounds import Round, entry_items, round_id, round_tokens
 from heed_core.urls import absolute
 from heed_core.work import Source
-from tests.support.memstore import ListJournal, ListResults, MemoryStore
+from tests.support.fifo import FifoSim
+from tests.support.memstore import FakeTokens, ListJournal, ListResults, MemoryStore
 
 UA = "AubeBot/0.1 (+https://aube.example/bot)"
 LIE = "93.184.215.14"  # what the lying resolver answers: a public address the NAT delivers to the trap
@@ -321,27 +322,17 @@ def test_ssrf_common_06_crawler_turns_a_redirect_inward_into_a_refused_request(n
     store, journal, clock = MemoryStore(), ListJournal(), FakeClock(T0)
     transport = guarded(lambda host, port: {"public.test": [SITE_IP]}.get(host) or lying_resolver(host, port),
                         clock)
-    crawler = Crawler(load_profile("aubebot"), store, transport, journal, ListResults(), clock)
+    results, tokens = ListResults(), FakeTokens()
+    crawler = Crawler(load_profile("aubebot"), store, transport, journal, results, clock, tokens=tokens)
     feed = f"http://public.test:{server.port}/feed.xml"
     src = Source(id="feed-1", url=feed, kind="feed")
     store.put_source(src)
     items, _ = entry_items(crawler.p, Round(round_id(T0, "feed"), T0, "feed"), [src], T0)
-    for item in items:
-        assert store.add_work(item)
-    # WHEN the crawler plays its host turns until no work is left
-    due = {h: clock.now() for h, q in store.frontier.items() if q}
-    for _ in range(50):
-        if not due:
-            break
-        host = min(due, key=lambda h: (due[h], h))
-        clock.t = max(clock.t, due.pop(host))
-        turn = crawler.host_turn(host)
-        if turn.action == "defer":
-            due[host] = clock.now() + turn.delay_s
-        elif turn.more:
-            due[host] = clock.now()
-        for other in turn.wake:
-            due.setdefault(other, clock.now())
+    queue = FifoSim(crawler, store, results, tokens, clock)
+    for token in round_tokens(items):
+        queue.send(token)
+    # WHEN the crawler plays its host turns (as the FIFO queue hands them out) until no work is left
+    queue.play(50)
     # THEN the site saw robots.txt and the feed, the redirect became a request that was refused
     assert [path for _, path, _ in server.log] == ["/robots.txt", "/feed.xml"]
     assert "private_address" in journal.reasons()

@@ -1,4 +1,5 @@
-"""In-memory stand-ins for the crawl's ports: a Store with DynamoStore's semantics, a scripted transport.
+"""In-memory stand-ins for the crawl's ports: a HostStore with DynamoStore's semantics, a scripted
+transport, recorders for the journal, the results and the token queue.
 
 ``MemoryStore`` mirrors ``heed_aws.store.DynamoStore`` rule for rule (tests/unit/test_store_contract.py
 runs one test class against both, so they cannot drift). Records are copied through JSON on the way
@@ -7,146 +8,133 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from heed_core.politeness import HostState
+from heed_core.errors import TransientError
+from heed_core.hoststate import DrainMark, HostRecord, HostView, Outbox, TokenOut
 from heed_core.ports import FakeClock, FetchRequest, FetchResult
-from heed_core.urls import authority
+from heed_core.urls import authority, host_name
 from heed_core.work import Source, UrlRecord, WorkItem
 
-__all__ = ["Exchange", "FakeTransport", "ListJournal", "ListResults", "MemoryStore", "Reply"]
+__all__ = ["Exchange", "FakeTokens", "FakeTransport", "ListJournal", "ListResults", "MemoryStore", "Reply"]
 
 
 def _copy(data: Any) -> Any:
     return json.loads(json.dumps(data, default=str))
 
 
-def _bare_name(host: str) -> str:
-    """``scheme://name:port`` -> ``name``, as DynamoStore.blocked reads an authority."""
-    return host.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
+def _source_to_json(src: Source) -> str:
+    d = asdict(src)
+    d["seen_items"] = list(src.seen_items)
+    return json.dumps(d)
+
+
+def _source_from_json(raw: str) -> Source:
+    d = json.loads(raw)
+    d["seen_items"] = tuple(d.get("seen_items") or ())
+    return Source(**d)
 
 
 class MemoryStore:
-    """Implements ``heed_core.store.Store`` in dictionaries, with DynamoStore's semantics."""
+    """Implements ``heed_core.store.HostStore`` in dictionaries, with DynamoStore's semantics."""
 
     def __init__(self) -> None:
-        self.cache: dict[tuple[str, str], tuple[str, float]] = {}  # (kind, host) -> (json, expires_at)
-        self.hosts: dict[str, HostState] = {}
-        self.frontier: dict[str, dict[str, str]] = {}  # host -> order_key -> json of the item
-        self.done: dict[str, set[str]] = {}  # host -> work ids done (DynamoStore's D# markers)
+        self.hosts: dict[str, dict[str, Any]] = {}  # host -> raw item
+        self.aux: dict[tuple[str, str], str] = {}
+        self.marks: dict[str, DrainMark] = {}
         self.urls: dict[str, str] = {}
         self.sources: dict[str, str] = {}
-        self.quotas: dict[str, int] = {}
-        self.results: dict[str, str] = {}
+        self.quotas: dict[str, dict[str, Any]] = {}
         self.blocks: dict[str, str] = {}
         self.meta: dict[str, tuple[str, int]] = {}
+        self.calls: list[str] = []
 
-    # --- caches: an expired entry reads as absent (DynamoDB deletes expired items late) --------
-    def get_cached(self, kind: str, host: str, now: float) -> dict[str, Any] | None:
-        entry = self.cache.get((kind, host))
-        if entry is None or entry[1] <= now:
-            return None
-        return json.loads(entry[0])
-
-    def put_cached(self, kind: str, host: str, data: dict[str, Any], expires_at: float) -> None:
-        self.cache[(kind, host)] = (json.dumps(data), float(expires_at))
-
-    # --- host pacing (COMMON-05) --------------------------------------------------------------
-    def get_host(self, host: str) -> HostState:
-        return self.hosts.get(host, HostState())
-
-    def acquire_host(self, host: str, now: float, lease_s: float) -> bool:
-        state = self.get_host(host)
-        if state.in_flight_until > now or state.next_allowed > now or state.stopped_until > now:
-            return False
-        self.hosts[host] = HostState(**{**asdict(state), "in_flight_until": now + lease_s})
-        return True
-
-    def release_host(self, host: str, *, next_allowed: float, t_end: float) -> None:
-        state = self.get_host(host)
-        self.hosts[host] = HostState(**{**asdict(state), "in_flight_until": 0.0,
-                                        "next_allowed": float(next_allowed), "last_end": float(t_end)})
-
-    def stop_host(self, host: str, until: float, reason: str) -> None:
-        state = self.get_host(host)
-        self.hosts[host] = HostState(**{**asdict(state), "stopped_until": float(until), "stop_reason": reason})
-
-    def skip_host_round(self, host: str, round_id: str) -> None:
-        self.hosts[host] = HostState(**{**asdict(self.get_host(host)), "skip_round": round_id})
-
-    # --- the frontier ---------------------------------------------------------------------------
-    def add_work(self, item: WorkItem) -> bool:
-        host = item.host
-        queue = self.frontier.setdefault(host, {})
-        # One marker per work id, set when added and kept after it is done: the same work is
-        # added once, whatever its position (seq, depth) in the frontier.
-        if item.work_id in self.done.get(host, set()):
-            return False
-        self.done.setdefault(host, set()).add(item.work_id)
-        queue[item.order_key] = json.dumps(item.to_dict())
-        return True
-
-    def pending_work(self, host: str, limit: int = 25) -> list[WorkItem]:
-        queue = self.frontier.get(host, {})
-        return [WorkItem.from_dict(json.loads(queue[k])) for k in sorted(queue)[:limit]]
-
-    def update_work(self, item: WorkItem) -> None:
-        self.frontier.setdefault(item.host, {})[item.order_key] = json.dumps(item.to_dict())
-
-    def complete_work(self, item: WorkItem) -> None:
-        host = item.host
-        self.done.setdefault(host, set()).add(item.work_id)
-        self.frontier.get(host, {}).pop(item.order_key, None)
-
-    # --- URLs and sources -----------------------------------------------------------------------
-    def get_url(self, url: str) -> UrlRecord | None:
-        authority(url)  # a bad URL is refused like DynamoStore's key does (BadUrl)
-        raw = self.urls.get(url)
-        return UrlRecord(**json.loads(raw)) if raw is not None else None
-
-    def put_url(self, record: UrlRecord) -> None:
-        authority(record.url)
-        self.urls[record.url] = json.dumps(asdict(record))
-
-    def get_source(self, source_id: str) -> Source | None:
-        raw = self.sources.get(source_id)
-        return Source(**json.loads(raw)) if raw is not None else None
-
-    def put_source(self, source: Source) -> None:
-        self.sources[source.id] = json.dumps(asdict(source))
-
-    def list_sources(self) -> list[Source]:
-        return [Source(**json.loads(self.sources[k])) for k in sorted(self.sources)]
-
-    def update_source(self, source_id: str, **fields: Any) -> None:
-        src = self.get_source(source_id)
-        if src is None:
-            return
-        self.put_source(Source(**{**asdict(src), **fields}))
-
-    # --- caps, exactly-once results, blocks, meta -------------------------------------------------
-    def take_quota(self, key: str, limit: int, expires_at: float) -> bool:
-        # A limit of 0 refuses the first take too (DynamoStore lets one through: see the contract test).
-        used = self.quotas.get(key, 0)
-        if used >= limit:
-            return False
-        self.quotas[key] = used + 1
-        return True
-
-    def put_result_once(self, result_id: str, record: dict[str, Any], expires_at: float) -> bool:
-        if result_id in self.results:
-            return False
-        self.results[result_id] = json.dumps(record, default=str)
-        return True
-
-    def blocked(self, host: str) -> str | None:
-        # COMMON-08: a blocked domain covers its subdomains.
-        parts = _bare_name(host).split(".")
+    # --- the host item ---------------------------------------------------------------------------
+    def read_host(self, host: str, *, aux: Sequence[str] = ()) -> HostRecord:
+        self.calls.append("read_host")
+        raw = self.hosts.get(host)
+        name = host_name(host)
+        parts = name.split(".")
+        blocked = None
         for i in range(len(parts)):
             reason = self.blocks.get(".".join(parts[i:]))
             if reason is not None:
-                return reason or "blocked by the operator"
-        return None
+                blocked = reason or "blocked by the operator"
+                break
+        extra = {k: json.loads(self.aux[(host, k)]) for k in aux if (host, k) in self.aux}
+        if raw is None:
+            return HostRecord(host=host, aux=extra, drained=self.marks.get(host, DrainMark()), blocked=blocked)
+        return HostRecord(host=host, version=raw["v"], owner=raw["own"], lease_until=raw["lease"],
+                          state=json.loads(raw["st"]),
+                          outbox=Outbox.from_compact(json.loads(raw["ob"])) if raw["ob"] else None,
+                          aux=extra, drained=self.marks.get(host, DrainMark()), blocked=blocked)
+
+    def write_host(self, host: str, expected_version: int, *, owner: str | None, lease_until: float,
+                   state: Mapping[str, Any], outbox: Outbox | None, expires_at: float) -> bool:
+        self.calls.append("write_host")
+        current = self.hosts.get(host)
+        if (current["v"] if current else 0) != expected_version:
+            return False
+        self.hosts[host] = {"v": expected_version + 1, "own": owner, "lease": float(lease_until),
+                            "st": json.dumps(state, default=str),
+                            "ob": json.dumps(outbox.to_compact()) if outbox else None}
+        return True
+
+    def put_aux(self, host: str, kind: str, data: Mapping[str, Any]) -> None:
+        self.calls.append("put_aux")
+        self.aux[(host, kind)] = json.dumps(data)
+
+    def url_records(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
+        self.calls.append("url_records")
+        out: dict[str, UrlRecord] = {}
+        for url in urls:
+            authority(url)  # a bad URL is refused like DynamoStore's key does (BadUrl)
+            raw = self.urls.get(url)
+            if raw is not None:
+                out[url] = UrlRecord.from_compact(json.loads(raw))
+        return out
+
+    def take_quota(self, key: str, taker: str, want: int, limit: int, expires_at: float) -> int:
+        self.calls.append("take_quota")
+        q = self.quotas.setdefault(key, {"n": 0, "takers": {}})
+        if taker in q["takers"]:
+            return int(q["takers"][taker])
+        grant = max(0, min(int(want), int(limit) - q["n"]))
+        if grant:
+            q["n"] += grant
+            q["takers"][taker] = grant
+        return grant
+
+    def write_drained(self, records: Sequence[UrlRecord], marks: Sequence[tuple[str, DrainMark]]) -> None:
+        self.calls.append("write_drained")
+        for rec in records:
+            self.urls[rec.url] = json.dumps(rec.to_compact())
+        for host, mark in marks:
+            self.marks[host] = mark
+
+    def update_source(self, source_id: str, fields: Mapping[str, Any]) -> None:
+        self.calls.append("update_source")
+        raw = self.sources.get(source_id)
+        if raw is None:
+            return
+        data = json.loads(raw)
+        fields = dict(fields)
+        if "last_read" in fields and data.get("last_read") is not None and data["last_read"] > fields["last_read"]:
+            fields.pop("last_read")
+        fields.pop("closed_at", None)
+        data.update({k: v for k, v in fields.items() if k in Source.__dataclass_fields__})
+        self.sources[source_id] = json.dumps(data)
+
+    # --- sources, meta, blocks ---------------------------------------------------------------------
+    def get_source(self, source_id: str) -> Source | None:
+        raw = self.sources.get(source_id)
+        return _source_from_json(raw) if raw is not None else None
+
+    def put_source(self, source: Source) -> None:
+        self.sources[source.id] = _source_to_json(source)
+
+    def list_sources(self) -> list[Source]:
+        return [_source_from_json(self.sources[k]) for k in sorted(self.sources)]
 
     def block_domain(self, domain: str, reason: str) -> None:
         self.blocks[domain.lower().strip(".")] = reason
@@ -161,6 +149,16 @@ class MemoryStore:
             return False
         self.meta[key] = (json.dumps(value), int(value.get("version", 0)))
         return True
+
+    # --- for tests: the host as the crawl sees it ----------------------------------------------------
+    def view(self, host: str) -> HostView:
+        return HostView.from_record(self.read_host(host))
+
+    def pending_work(self, host: str) -> list[WorkItem]:
+        return self.view(host).frontier
+
+    def get_url(self, url: str) -> UrlRecord | None:
+        return self.url_records([url]).get(url)
 
 
 # --- the transport ----------------------------------------------------------------------------
@@ -244,9 +242,15 @@ class ListJournal:
 class ListResults:
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     texts: dict[str, list[str]] = field(default_factory=dict)
+    fail_next: int = 0  # make the next N emit_many calls raise (a failing bus)
 
-    def emit(self, detail_type: str, record: dict[str, Any]) -> None:
-        self.events.append((detail_type, _copy(record)))
+    def emit_many(self, events: Sequence[tuple[str, str, dict[str, Any]]]) -> list[str]:
+        if self.fail_next:
+            self.fail_next -= 1
+            raise TransientError("bus unavailable")
+        for detail_type, _, record in events:
+            self.events.append((detail_type, _copy(record)))
+        return []
 
     def store_text(self, key: str, text: str) -> str:
         versions = self.texts.setdefault(key, [])
@@ -259,3 +263,17 @@ class ListResults:
 
     def of_type(self, detail_type: str) -> list[dict[str, Any]]:
         return [r for t, r in self.events if t == detail_type]
+
+
+@dataclass
+class FakeTokens:
+    """The token queue: what was sent, in order (deduplicated by token id, as SQS FIFO does)."""
+
+    sent: list[TokenOut] = field(default_factory=list)
+    ids: set[str] = field(default_factory=set)
+
+    def send(self, tokens: Sequence[TokenOut]) -> None:
+        for t in tokens:
+            if t.tok not in self.ids:
+                self.ids.add(t.tok)
+                self.sent.append(t)

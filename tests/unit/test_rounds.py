@@ -41,8 +41,16 @@ def test_round_id_is_the_utc_start_and_the_task() -> None:
     assert round_id(ts(2024, 3, 4, 12, 15), "feed") == "2024-03-04T12:15:00Z/feed"
 
 
+def _ticks(profile: Profile, start: float, end: float) -> list[Round]:
+    """The rounds a tick every minute starts over [start, end) (as EventBridge drives the scheduler)."""
+    out: list[Round] = []
+    for minute in range(int((end - start) // 60)):
+        out += due_rounds(profile, start + minute * 60, start + (minute + 1) * 60)
+    return out
+
+
 def test_aube_08_a_feed_round_every_15_minutes(aube: Profile) -> None:
-    rounds = due_rounds(aube, ts(2024, 3, 4, 12), ts(2024, 3, 4, 13))
+    rounds = _ticks(aube, ts(2024, 3, 4, 12), ts(2024, 3, 4, 13, 1))
     assert [r.round_id for r in rounds] == [
         "2024-03-04T12:15:00Z/feed", "2024-03-04T12:30:00Z/feed",
         "2024-03-04T12:45:00Z/feed", "2024-03-04T13:00:00Z/feed",
@@ -58,38 +66,40 @@ def test_due_rounds_between_close_ticks(aube: Profile) -> None:
 
 
 def test_subsidie_02_working_day_rounds(subsidie: Profile) -> None:
-    rounds = due_rounds(subsidie, MONDAY, MONDAY + 86400 - 1)
+    rounds = _ticks(subsidie, MONDAY, MONDAY + 86400)
     hours = [datetime.fromtimestamp(r.start, tz=timezone.utc).hour for r in rounds]
     assert hours == [7, 9, 11, 13, 15]
     assert {r.task for r in rounds} == {"subsidy"}
 
 
 def test_subsidie_02_weekend_day_has_one_round(subsidie: Profile) -> None:
-    rounds = due_rounds(subsidie, SATURDAY, SATURDAY + 86400 - 1)
+    rounds = _ticks(subsidie, SATURDAY, SATURDAY + 86400)
     assert [r.round_id for r in rounds] == ["2024-03-09T10:00:00Z/subsidy"]
 
 
-def test_catch_up_is_capped_at_a_day(aube: Profile, subsidie: Profile) -> None:
-    # GIVEN the last tick was a week ago (the scheduler was off)
+def test_aube_08_missed_ticks_start_one_round_of_each_task_not_one_per_firing(aube: Profile, subsidie: Profile) -> None:
+    # GIVEN the scheduler was off for two hours (or a week)
     now = ts(2024, 3, 11, 12)
-    week_ago = now - 7 * 86400
-    # THEN only the last day's firings are replayed
-    rounds = due_rounds(aube, week_ago, now)
-    assert len(rounds) == 24 * 4
-    assert min(r.start for r in rounds) > now - 86400
-    # Monday 12:00 looks back to Sunday 12:00: Monday 07:00, 09:00, 11:00 only (Sunday's 10:00 is older)
-    assert [r.round_id for r in due_rounds(subsidie, week_ago, now)] == [
-        "2024-03-11T07:00:00Z/subsidy", "2024-03-11T09:00:00Z/subsidy", "2024-03-11T11:00:00Z/subsidy"]
+    for gap in (2 * 3600, 7 * 86400):
+        # THEN one round starts, the latest: eight missed AubeBot firings are not eight reads of
+        # each feed in a row (AUBE-08: one read per 15 minutes)
+        assert [r.round_id for r in due_rounds(aube, now - gap, now)] == ["2024-03-11T12:00:00Z/feed"]
+    # Monday 12:00 looks back at most a day: the last firing in it is 11:00
+    assert [r.round_id for r in due_rounds(subsidie, now - 7 * 86400, now)] == ["2024-03-11T11:00:00Z/subsidy"]
+    assert due_rounds(subsidie, now - 7 * 86400, ts(2024, 3, 11, 6)) == [
+        Round("2024-03-10T10:00:00Z/subsidy", ts(2024, 3, 10, 10), "subsidy")]
 
 
-def test_due_rounds_are_sorted_and_unique_over_several_schedules() -> None:
+def test_due_rounds_are_sorted_and_one_per_task_over_several_schedules() -> None:
     praha = load_profile("praha-x")
-    rounds = due_rounds(praha, MONDAY, MONDAY + 86400 - 1)
-    assert [r.round_id for r in rounds] == [
+    assert [r.round_id for r in _ticks(praha, MONDAY, MONDAY + 86400)] == [
         "2024-03-04T03:00:00Z/site_check",
         "2024-03-04T06:00:00Z/feed", "2024-03-04T10:00:00Z/feed",
         "2024-03-04T14:00:00Z/feed", "2024-03-04T18:00:00Z/feed",
     ]
+    # a tick that missed both tasks' firings starts one of each, in time order
+    assert [r.round_id for r in due_rounds(praha, MONDAY, MONDAY + 86400 - 1)] == [
+        "2024-03-04T03:00:00Z/site_check", "2024-03-04T18:00:00Z/feed"]
 
 
 # --- entry_items -----------------------------------------------------------------------------------
@@ -147,7 +157,7 @@ def test_praha_04_site_check_once_a_week() -> None:
 def test_wannado_06_site_sources_start_at_sitemap_xml(bot: str, kind: str) -> None:
     p = load_profile(bot)
     rnd = Round(round_id(NOW, kind), NOW, kind)
-    venue = src("https://Venue.example/agenda/", kind)
+    venue = src("https://Venue.example/", kind)
     items, skips = entry_items(p, rnd, [venue], NOW)
     assert skips == []
     (item,) = items
@@ -164,6 +174,26 @@ def test_site_source_with_its_own_sitemaps() -> None:
     town = src("https://gemeente.example.nl/", "subsidy", options={"sitemaps": maps})
     items, _ = entry_items(p, rnd, [town], NOW)
     assert [i.url for i in items] == maps
+
+
+def test_subsidie_01_the_source_page_itself_is_watched_every_round() -> None:
+    # GIVEN a subsidy source that is a page (not only the site's address)
+    p = load_profile("subsidieupdate")
+    rnd = Round(round_id(NOW, "subsidy"), NOW, "subsidy")
+    page = src("https://gemeente.example.nl/subsidies/energie", "subsidy")
+    items, _ = entry_items(p, rnd, [page], NOW)
+    # THEN the round reads the sitemap (for the other pages) and the page itself, every round
+    assert [(i.url, i.purpose) for i in items] == [("https://gemeente.example.nl/sitemap.xml", "sitemap"),
+                                                   (page.url, "subsidy")]
+
+
+def test_subsidie_01_one_sitemap_read_per_host_per_round_however_many_sources() -> None:
+    p = load_profile("subsidieupdate")
+    rnd = Round(round_id(NOW, "subsidy"), NOW, "subsidy")
+    pages = [src(f"https://gemeente.example.nl/subsidies/{n}", "subsidy") for n in ("a", "b", "c")]
+    items, _ = entry_items(p, rnd, pages, NOW)
+    assert [i.url for i in items if i.purpose == "sitemap"] == ["https://gemeente.example.nl/sitemap.xml"]
+    assert sorted(i.url for i in items if i.purpose == "subsidy") == [s.url for s in pages]
 
 
 def test_source_with_a_bad_url_is_skipped(aube: Profile) -> None:

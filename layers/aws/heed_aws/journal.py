@@ -10,9 +10,9 @@ logger = Logger(service="heed")
 metrics = Metrics(namespace="Heed", service="heed")
 
 
-def count(name: str) -> None:
-    """One EMF count (requests by status, skips by reason, deferrals, results by kind)."""
-    metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+def count(name: str, value: str | None = None) -> None:
+    """One EMF count (requests by status, skips by reason, deferrals and turns by why, results by kind)."""
+    metrics.add_metric(name=f"{name}_{value}" if value else name, unit=MetricUnit.Count, value=1)
 
 
 class LogJournal:

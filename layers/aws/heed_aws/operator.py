@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import json
-import re
+import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from heed_core.tasks import stored_keys
 from heed_core.urls import in_domain
@@ -21,7 +21,7 @@ class PurgeReport:
     objects: int
 
 
-def _scan(store: DynamoStore, **kwargs: Any):  # type: ignore[no-untyped-def]
+def _scan(store: DynamoStore, **kwargs: Any) -> Iterator[dict[str, Any]]:
     params: dict[str, Any] = {"TableName": store.table, **kwargs}
     while True:
         resp = store.db.scan(**params)
@@ -31,35 +31,32 @@ def _scan(store: DynamoStore, **kwargs: Any):  # type: ignore[no-untyped-def]
         params["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
 
 
-def _url_in(url: str | None, domain: str) -> bool:
-    return bool(url) and "://" in str(url) and in_domain(str(url), [domain])
+def _delete(store: DynamoStore, pk: str, sk: str) -> None:
+    store.db.delete_item(TableName=store.table, Key={"pk": {"S": pk}, "sk": {"S": sk}})
 
 
 def purge_domain(store: DynamoStore, domain: str, *, s3: Any = None, bucket: str | None = None,
                  keep_block: bool = True) -> PurgeReport:
-    """Delete every host partition of ``domain`` and its subdomains (robots cache, pacing, frontier,
-    URL records), its sources, its results, and the page texts kept in the bucket (all versions).
-    The block list entry stays, so the stop holds (SUBSIDIE-13: delete on request)."""
-    state = sources = results = objects = 0
+    """Delete every host partition of ``domain`` and its subdomains (host state with its robots
+    and tdmrep cache and frontier, drain marks, URL records), its sources, and the page texts
+    kept in the bucket (every version). The block list entry stays, so the stop holds
+    (SUBSIDIE-13: delete on request). Results already sent on the bus are the consumers'."""
+    state = sources = objects = 0
     text_keys: set[str] = set()
-    for item in _scan(store, ProjectionExpression="pk, sk, #d", ExpressionAttributeNames={"#d": "data"}):
+    for item in _scan(store, ProjectionExpression="pk, sk, #d, #u", ExpressionAttributeNames={"#d": "d", "#u": "url"}):
         pk, sk = item["pk"]["S"], item["sk"]["S"]
-        data = item.get("data", {}).get("S")
         if pk.startswith("H#") and in_domain(pk[2:], [domain]):
-            if sk.startswith("U#") and data:
-                url = json.loads(data).get("url", "")
-                text_keys |= set(stored_keys(url))
-            store._delete(pk, sk)
+            if sk.startswith("U#") and "d" in item:
+                try:
+                    url = json.loads(zlib.decompress(bytes(item["d"]["B"])).decode("utf-8")).get("u", "")
+                except (zlib.error, ValueError, UnicodeDecodeError):
+                    url = ""
+                text_keys |= set(stored_keys(url)) if url else set()
+            _delete(store, pk, sk)
             state += 1
-        elif pk.startswith("QUOTA#") and any(_url_in(u, domain) for u in re.findall(r"https?://[^#/]+", pk)):
-            store._delete(pk, sk)  # per-site caps name the site
-            state += 1
-        elif pk == "SOURCES" and data and _url_in(json.loads(data).get("url"), domain):
-            store._delete(pk, sk)
+        elif pk == "SOURCES" and "url" in item and in_domain(item["url"]["S"], [domain]):
+            _delete(store, pk, sk)
             sources += 1
-        elif pk.startswith("R#") and data and _url_in(json.loads(data).get("url"), domain):
-            store._delete(pk, sk)
-            results += 1
     if s3 is not None and bucket:
         for key in sorted(text_keys):
             resp = s3.list_object_versions(Bucket=bucket, Prefix=key)
@@ -68,8 +65,8 @@ def purge_domain(store: DynamoStore, domain: str, *, s3: Any = None, bucket: str
                     s3.delete_object(Bucket=bucket, Key=key, VersionId=v["VersionId"])
                     objects += 1
     if not keep_block:
-        store._delete("BLOCKS", domain.lower().strip("."))
-    return PurgeReport(domain, state, sources, results, objects)
+        unblock(store, domain)
+    return PurgeReport(domain, state, sources, 0, objects)
 
 
 def list_blocks(store: DynamoStore) -> list[tuple[str, str]]:
@@ -79,4 +76,4 @@ def list_blocks(store: DynamoStore) -> list[tuple[str, str]]:
 
 
 def unblock(store: DynamoStore, domain: str) -> None:
-    store._delete("BLOCKS", domain.lower().strip("."))
+    _delete(store, "BLOCKS", domain.lower().strip("."))

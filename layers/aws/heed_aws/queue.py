@@ -1,47 +1,115 @@
-"""SQS FIFO tokens: one message per host (MessageGroupId = host), hidden instead of slept on."""
+"""SQS FIFO tokens: work for one host per message (MessageGroupId = host), hidden instead of slept on."""
 from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Protocol, Sequence
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
-from heed_core.urls import group_id, short_hash
+from heed_core.errors import InputError, TransientError
+from heed_core.hoststate import TokenOut
+from heed_core.turn import TokenIn
+from heed_core.urls import authority, group_id
+from heed_core.work import WorkItem
+
+from heed_aws.store import translate
+
+__all__ = ["MAX_BODY_BYTES", "MAX_VISIBILITY_S", "QueueObserver", "TokenQueue", "decode_token"]
 
 MAX_VISIBILITY_S = 43200  # SQS limit: 12 hours
+MAX_BODY_BYTES = 200_000  # under SQS's message size limit, with room for attributes
 
 
-class QueueError(RuntimeError):
-    pass
+class QueueObserver(Protocol):
+    """Told what the fetcher does to the queue (the local runtime's seam: it learns when hidden
+    tokens come back without reading the queue's private state)."""
+
+    def sent(self, count: int) -> None: ...
+    def hidden(self, receipt_handle: str, seconds: int) -> None: ...
+
+
+def decode_token(body: str, receives: int = 1, message_id: str = "") -> TokenIn:
+    """A message body as the token it carries. ``InputError`` if it names no host; items that do
+    not decode are set aside (with why), so the rest of the work still gets done."""
+    try:
+        data = json.loads(body)
+        host = authority(str(data["host"])) if "://" in str(data["host"]) else None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"undecodable token: {exc!r}", reason="bad_token") from exc
+    if host is None:
+        raise InputError(f"token names no host: {str(data.get('host'))[:100]!r}", reason="bad_token")
+    items: list[WorkItem] = []
+    bad: list[tuple[str, str]] = []
+    for raw in data.get("items") or ():
+        try:
+            item = WorkItem.from_compact(raw)
+        except InputError as exc:
+            bad.append((str(raw)[:200], str(exc)))
+            continue
+        if item.host != host:
+            bad.append((item.url, f"work for {item.host} in a token of {host}"))
+            continue
+        items.append(item)
+    tok = str(data.get("tok") or f"legacy:{data.get('round_id', '')}")
+    return TokenIn(host=host, tok=tok, items=tuple(items), bad=tuple(bad), receives=receives, message_id=message_id)
+
+
+def _bodies(token: TokenOut) -> list[tuple[str, str]]:
+    """(dedup id, body) pairs: a token too big for one message is split into parts."""
+    items = [i.to_compact() for i in token.items]
+    parts: list[list[dict[str, Any]]] = [[]]
+    size = 0
+    for raw in items:
+        n = len(json.dumps(raw))
+        if parts[-1] and size + n > MAX_BODY_BYTES:
+            parts.append([])
+            size = 0
+        parts[-1].append(raw)
+        size += n
+    out = []
+    for i, part in enumerate(parts):
+        tok = token.tok if i == 0 else f"{token.tok}.{i}"
+        out.append((tok, json.dumps({"v": 2, "host": token.host, "tok": tok, "items": part}, separators=(",", ":"))))
+    return out
 
 
 class TokenQueue:
-    def __init__(self, queue_url: str, client: Any) -> None:
+    """Implements ``heed_core.store.Tokens`` on the work queue, plus hiding deferred tokens."""
+
+    def __init__(self, queue_url: str, client: Any, observer: QueueObserver | None = None) -> None:
         self.url = queue_url
         self.sqs = client
+        self.observer = observer
 
-    def send_tokens(self, tokens: list[tuple[str, str, str]]) -> None:
-        """``(host, round_id, dedup_seed)`` each; the dedup id makes a repeated send a no-op
-        within SQS's 5-minute window (a repeated schedule firing enqueues nothing twice)."""
-        for i in range(0, len(tokens), 10):
-            batch = tokens[i:i + 10]
-            entries = [{"Id": str(n), "MessageBody": json.dumps({"host": host, "round_id": rid}),
-                        "MessageGroupId": group_id(host),
-                        "MessageDeduplicationId": short_hash(host, seed, n=64)}
-                       for n, (host, rid, seed) in enumerate(batch)]
+    def send(self, tokens: Sequence[TokenOut]) -> None:
+        """The deduplication id is the token's id: SQS drops a repeat within 5 minutes, and the
+        host drops a token it already took in for days after."""
+        messages = [(t.host, tok, body) for t in tokens for tok, body in _bodies(t)]
+        for i in range(0, len(messages), 10):
+            batch = messages[i:i + 10]
+            entries = [{"Id": str(n), "MessageBody": body, "MessageGroupId": group_id(host),
+                        "MessageDeduplicationId": tok[:128]} for n, (host, tok, body) in enumerate(batch)]
             try:
                 resp = self.sqs.send_message_batch(QueueUrl=self.url, Entries=entries)
-            except ClientError as exc:
-                raise QueueError("send_message_batch") from exc
+            except (ClientError, BotoCoreError) as exc:
+                raise translate(exc, "send_message_batch") from exc
             if resp.get("Failed"):
-                raise QueueError(f"send_message_batch failed for {len(resp['Failed'])} tokens")
+                raise TransientError(f"send_message_batch failed for {len(resp['Failed'])} tokens")
+            if self.observer is not None:
+                self.observer.sent(len(batch))
 
-    def hide(self, receipt_handle: str, seconds: float) -> None:
-        """Defer a token: SQS visibility is whole seconds, so round *up* (a gap is never shorter)."""
-        vis = min(MAX_VISIBILITY_S, max(0, math.ceil(seconds)))
-        try:
-            self.sqs.change_message_visibility(QueueUrl=self.url, ReceiptHandle=receipt_handle,
-                                               VisibilityTimeout=vis)
-        except ClientError as exc:
-            raise QueueError("change_message_visibility") from exc
+    def hide(self, handles: Sequence[tuple[str, float]]) -> None:
+        """Defer tokens: SQS visibility is whole seconds, so round *up* (a gap is never shorter)."""
+        for i in range(0, len(handles), 10):
+            batch = [(h, min(MAX_VISIBILITY_S, max(0, math.ceil(s)))) for h, s in handles[i:i + 10]]
+            entries = [{"Id": str(n), "ReceiptHandle": h, "VisibilityTimeout": vis} for n, (h, vis) in enumerate(batch)]
+            try:
+                resp = self.sqs.change_message_visibility_batch(QueueUrl=self.url, Entries=entries)
+            except (ClientError, BotoCoreError) as exc:
+                raise translate(exc, "change_message_visibility_batch") from exc
+            failed = {f["Id"] for f in resp.get("Failed", [])}
+            if self.observer is not None:
+                for n, (h, vis) in enumerate(batch):
+                    if str(n) not in failed:
+                        self.observer.hidden(h, vis)

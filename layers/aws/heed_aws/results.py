@@ -2,46 +2,60 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
+from heed_aws.store import translate
 
-class ResultsError(RuntimeError):
-    pass
+_BATCH = 10  # PutEvents takes at most ten entries
 
 
 class AwsResults:
+    """Implements ``heed_core.store.Results``."""
+
     def __init__(self, *, bot: str, bus_name: str, bucket: str, events_client: Any, s3_client: Any,
-                 tap: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+                 tap: Callable[[str, dict[str, Any]], None] | None = None,
+                 count: Callable[[str, str], None] | None = None) -> None:
         self.bot = bot
         self.bus = bus_name
         self.bucket = bucket
         self.events = events_client
         self.s3 = s3_client
         self.tap = tap  # the local runtime mirrors every event into items.jsonl
+        self.count = count  # metrics: (metric, dimension value)
 
-    def emit(self, detail_type: str, record: dict[str, Any]) -> None:
-        try:
-            resp = self.events.put_events(Entries=[{
-                "Source": f"heed.{self.bot}", "DetailType": detail_type, "EventBusName": self.bus,
-                "Detail": json.dumps(record, default=str)}])
-        except ClientError as exc:
-            raise ResultsError("put_events") from exc
-        if resp.get("FailedEntryCount"):
-            raise ResultsError(f"put_events: {resp['Entries']}")
-        from heed_aws.journal import count
-
-        count(f"Results_{detail_type.replace('.', '_')}")
-        if self.tap is not None:
-            self.tap(detail_type, record)
+    def emit_many(self, events: Sequence[tuple[str, str, dict[str, Any]]]) -> list[str]:
+        """PutEvents in batches of ten; entries the bus refused are returned (by result id) to be
+        tried again; a call that fails as a whole raises."""
+        failed: list[str] = []
+        for start in range(0, len(events), _BATCH):
+            batch = list(events[start:start + _BATCH])
+            entries = [{"Source": f"heed.{self.bot}", "DetailType": detail_type, "EventBusName": self.bus,
+                        "Detail": json.dumps(record, default=str)} for detail_type, _, record in batch]
+            try:
+                resp = self.events.put_events(Entries=entries)
+            except (ClientError, BotoCoreError) as exc:
+                if start == 0:
+                    raise translate(exc, "put_events") from exc
+                failed += [rid for _, rid, _ in batch]
+                continue
+            for (detail_type, rid, record), entry in zip(batch, resp.get("Entries") or [{}] * len(batch)):
+                if entry.get("ErrorCode"):
+                    failed.append(rid)
+                    continue
+                if self.count is not None:
+                    self.count("Results", detail_type)
+                if self.tap is not None:
+                    self.tap(detail_type, record)
+        return failed
 
     def store_text(self, key: str, text: str) -> str:
         try:
             resp = self.s3.put_object(Bucket=self.bucket, Key=key, Body=text.encode("utf-8"),
                                       ContentType="text/plain; charset=utf-8")
-        except ClientError as exc:
-            raise ResultsError(f"put_object {key}") from exc
+        except (ClientError, BotoCoreError) as exc:
+            raise translate(exc, f"put_object {key}") from exc
         return str(resp.get("VersionId") or "")
 
     def load_text(self, key: str) -> str | None:
@@ -50,5 +64,7 @@ class AwsResults:
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                 return None
-            raise ResultsError(f"get_object {key}") from exc
+            raise translate(exc, f"get_object {key}") from exc
+        except BotoCoreError as exc:
+            raise translate(exc, f"get_object {key}") from exc
         return resp["Body"].read().decode("utf-8", "replace")

@@ -15,8 +15,8 @@ from heed_core.crawl import Crawler
 from heed_core.ports import Clock, SystemClock
 from heed_core.profile import Profile, load_profile
 
-from heed_aws.journal import LogJournal
-from heed_aws.queue import TokenQueue
+from heed_aws.journal import LogJournal, count
+from heed_aws.queue import QueueObserver, TokenQueue
 from heed_aws.results import AwsResults
 from heed_aws.store import DynamoStore
 
@@ -30,6 +30,7 @@ class Overrides:
     journal_tap: Callable[[str, dict[str, Any]], None] | None = None
     results_tap: Callable[[str, dict[str, Any]], None] | None = None
     resolver: Callable[[str, int], list[str]] | None = None
+    queue_observer: QueueObserver | None = None
     env: dict[str, str] = field(default_factory=dict)
 
 
@@ -77,8 +78,16 @@ def store() -> DynamoStore:
 
 def queue() -> TokenQueue:
     if "queue" not in _cache:
-        _cache["queue"] = TokenQueue(_env("HEED_QUEUE_URL"), _client("sqs"))
+        _cache["queue"] = TokenQueue(_env("HEED_QUEUE_URL"), _client("sqs"), observer=_overrides.queue_observer)
     return _cache["queue"]
+
+
+def results_port() -> AwsResults:
+    if "results" not in _cache:
+        _cache["results"] = AwsResults(bot=profile().name, bus_name=_env("HEED_BUS_NAME"), bucket=_env("HEED_BUCKET"),
+                                       events_client=_client("events"), s3_client=_client("s3"),
+                                       tap=_overrides.results_tap, count=count)
+    return _cache["results"]
 
 
 def journal() -> LogJournal:
@@ -96,8 +105,7 @@ def crawler() -> Crawler:
             read_timeout_s=float(p.get("fetch.read_timeout_s")),
             total_deadline_s=float(p.get("fetch.total_deadline_s")),
             resolver=_overrides.resolver)
-        results = AwsResults(bot=p.name, bus_name=_env("HEED_BUS_NAME"), bucket=_env("HEED_BUCKET"),
-                             events_client=_client("events"), s3_client=_client("s3"), tap=_overrides.results_tap)
+        results = results_port()
         render = None
         endpoint = p.task("agenda").get("render_endpoint")
         if endpoint:
@@ -110,6 +118,6 @@ def crawler() -> Crawler:
             from heed_aws.bedrock import BedrockExtractor
 
             extractor = BedrockExtractor(p.task("agenda")["bedrock_model_id"], client=_client("bedrock-runtime"))
-        _cache["crawler"] = Crawler(p, store(), transport, journal(), results, clock(),
+        _cache["crawler"] = Crawler(p, store(), transport, journal(), results, clock(), tokens=queue(),
                                     render=render, extractor=extractor)
     return _cache["crawler"]

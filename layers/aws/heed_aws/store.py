@@ -1,29 +1,56 @@
-"""The crawl state in one DynamoDB table (pk/sk), with conditional writes where invocations race."""
+"""The crawl state in one DynamoDB table (pk/sk), behind ``heed_core.store.HostStore``.
+
+Key layout (see README, "One table"):
+- ``H#<authority>`` / ``HOST``: the host's item (version, owner token and lease, the state blob,
+  the outbox of the last commit); ``AUX#robots`` / ``AUX#tdmrep``: bodies too big for it;
+  ``DRAIN``: how much of the outbox has left; ``U#<hash>``: URL records.
+- ``SOURCES`` / ``<id>``: sources, their fields as attributes; ``QUOTA#<key>`` / ``N``: counters
+  shared by all hosts; ``BLOCKS`` / ``<domain>``: the operator block list; ``META`` / ``<key>``.
+Every call is by key: no Scan, no Query on the crawl's path (their cost grows with the table)."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
-from typing import Any
+import time
+import zlib
+from typing import Any, Iterable, Mapping, Sequence
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
-from heed_core.politeness import HostState
+from heed_core.errors import HeedError, TransientError
+from heed_core.hoststate import DrainMark, HostRecord, Outbox, decode_blob, encode_blob
 from heed_core.urls import authority, host_name, short_hash
-from heed_core.work import Source, UrlRecord, WorkItem
+from heed_core.work import Source, UrlRecord
 
-_DONE_TTL_S = 3 * 86400  # a finished work item is remembered long enough to refuse a re-add
+__all__ = ["DynamoStore", "StoreError", "translate"]
+
+# Codes that mean "busy, try again": never the item's fault (STYLE 4).
+_TRANSIENT = frozenset({
+    "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
+    "InternalServerError", "ServiceUnavailable", "TransactionConflictException", "LimitExceededException",
+    "InternalFailure", "Throttling", "SlowDown", "RequestTimeout", "RequestTimeoutException",
+})
+_URL_TTL_S = 400 * 86400  # what a URL told us (AUBE-03: read once ever) outlives any round
+_BATCH_TRIES = 5
 
 
-class StoreError(RuntimeError):
-    """A transient state failure: the record fails and SQS delivers it again."""
+class StoreError(HeedError):
+    """A state call that failed for a reason other than load: a bug or a misconfiguration."""
+
+
+def translate(exc: Exception, what: str) -> HeedError:
+    """A boto error as Heed's kind of error (raise the result ``from exc``)."""
+    if isinstance(exc, ClientError):
+        err = exc.response.get("Error", {})
+        code = str(err.get("Code", ""))
+        status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+        if code in _TRANSIENT or status >= 500:
+            return TransientError(f"{what}: {code}")
+        return StoreError(f"{what}: {code} {err.get('Message', '')}".strip())
+    return TransientError(f"{what}: {type(exc).__name__}")  # BotoCoreError: endpoint, timeout, connection
 
 
 def _conditional_failed(exc: ClientError) -> bool:
-    code = exc.response.get("Error", {}).get("Code", "")
-    if code == "TransactionCanceledException":
-        reasons = exc.response.get("CancellationReasons") or []
-        return any(r.get("Code") == "ConditionalCheckFailed" for r in reasons)
-    return code == "ConditionalCheckFailedException"
+    return exc.response.get("Error", {}).get("Code", "") == "ConditionalCheckFailedException"
 
 
 def _n(x: float | int) -> dict[str, str]:
@@ -34,225 +61,283 @@ def _s(x: str) -> dict[str, str]:
     return {"S": x}
 
 
-def _num(item: dict[str, Any], key: str, default: float = 0.0) -> float:
+def _num(item: Mapping[str, Any], key: str, default: float = 0.0) -> float:
     v = item.get(key)
     return float(v["N"]) if v and "N" in v else default
 
 
-def _str(item: dict[str, Any], key: str) -> str | None:
+def _str(item: Mapping[str, Any], key: str) -> str | None:
     v = item.get(key)
     return v["S"] if v and "S" in v else None
 
 
+def _blob(item: Mapping[str, Any], key: str) -> bytes | None:
+    v = item.get(key)
+    return bytes(v["B"]) if v and "B" in v else None
+
+
+def _to_attr(value: Any) -> dict[str, Any]:
+    """A Python value as a DynamoDB attribute (source fields: SET as attributes, not a blob)."""
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, (int, float)):
+        return _n(value)
+    if value is None:
+        return {"NULL": True}
+    if isinstance(value, (list, tuple)):
+        return {"L": [_to_attr(v) for v in value]}
+    if isinstance(value, Mapping):
+        return {"S": json.dumps(value)}
+    return _s(str(value))
+
+
+def _url_key(url: str) -> dict[str, dict[str, str]]:
+    return {"pk": _s(f"H#{authority(url)}"), "sk": _s(f"U#{short_hash(url, n=32)}")}
+
+
 class DynamoStore:
-    """Implements ``heed_core.store.Store``. Key layout (one table, see README):
-    ``H#<authority>`` partitions hold a host's cache entries, pacing state, frontier (``Q#``),
-    done markers (``D#``) and URL records (``U#``), so purging a host is one query."""
+    """Implements ``heed_core.store.HostStore`` on one table (see the module docstring)."""
 
     def __init__(self, table_name: str, client: Any) -> None:
         self.table = table_name
         self.db = client
 
     # --- plumbing ------------------------------------------------------------------------
-    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
+    def _call(self, op: str, what: str, **kwargs: Any) -> Any:
         try:
-            resp = self.db.get_item(TableName=self.table, Key={"pk": _s(pk), "sk": _s(sk)}, ConsistentRead=True)
-        except ClientError as exc:
-            raise StoreError(f"get {pk}/{sk}") from exc
-        return resp.get("Item")
+            return getattr(self.db, op)(**kwargs)
+        except (ClientError, BotoCoreError) as exc:
+            raise translate(exc, what) from exc
 
-    def _put(self, item: dict[str, Any], *, only_new: bool = False) -> bool:
+    def _batch_get(self, keys: list[dict[str, Any]], what: str) -> list[dict[str, Any]]:
+        """BatchGetItem (strongly consistent), retrying unprocessed keys a few times."""
+        found: list[dict[str, Any]] = []
+        pending = list({json.dumps(k, sort_keys=True): k for k in keys}.values())
+        for start in range(0, len(pending), 100):
+            request: dict[str, Any] = {self.table: {"Keys": pending[start:start + 100], "ConsistentRead": True}}
+            for attempt in range(_BATCH_TRIES):
+                resp = self._call("batch_get_item", what, RequestItems=request)
+                found += resp.get("Responses", {}).get(self.table, [])
+                request = resp.get("UnprocessedKeys") or {}
+                if not request:
+                    break
+                time.sleep(0.05 * 2 ** attempt)  # DynamoDB's own backoff advice, not a politeness wait
+            else:
+                raise TransientError(f"{what}: keys left unprocessed")
+        return found
+
+    def _batch_write(self, requests: list[dict[str, Any]], what: str) -> None:
+        for start in range(0, len(requests), 25):
+            chunk: dict[str, Any] = {self.table: requests[start:start + 25]}
+            for attempt in range(_BATCH_TRIES):
+                resp = self._call("batch_write_item", what, RequestItems=chunk)
+                chunk = resp.get("UnprocessedItems") or {}
+                if not chunk:
+                    break
+                time.sleep(0.05 * 2 ** attempt)
+            else:
+                raise TransientError(f"{what}: items left unprocessed")
+
+    # --- the host item ---------------------------------------------------------------------
+    def read_host(self, host: str, *, aux: Sequence[str] = ()) -> HostRecord:
+        pk = _s(f"H#{host}")
+        keys = [{"pk": pk, "sk": _s("HOST")}, {"pk": pk, "sk": _s("DRAIN")}]
+        keys += [{"pk": pk, "sk": _s(f"AUX#{kind}")} for kind in aux]
+        parts = host_name(host).split(".")
+        names = list(dict.fromkeys(".".join(parts[i:]) for i in range(len(parts))))[:50]
+        keys += [{"pk": _s("BLOCKS"), "sk": _s(n)} for n in names if n]
+        by_key = {(i["pk"]["S"], i["sk"]["S"]): i for i in self._batch_get(keys, f"read {host}")}
+        item = by_key.get((pk["S"], "HOST"))
+        mark_item = by_key.get((pk["S"], "DRAIN"))
+        mark = DrainMark(int(_num(mark_item, "v")), tuple(json.loads(_str(mark_item, "sent") or "[]"))) \
+            if mark_item else DrainMark()
+        extra = {kind: decode_blob(_blob(by_key[(pk["S"], f"AUX#{kind}")], "d"))
+                 for kind in aux if (pk["S"], f"AUX#{kind}") in by_key}
+        blocked = None
+        for n in names:
+            hit = by_key.get(("BLOCKS", n))
+            if hit is not None:
+                blocked = _str(hit, "reason") or "blocked by the operator"
+                break
+        if item is None:
+            return HostRecord(host=host, aux=extra, drained=mark, blocked=blocked)
+        outbox_blob = _blob(item, "ob")
+        return HostRecord(host=host, version=int(_num(item, "v")), owner=_str(item, "own"),
+                          lease_until=_num(item, "lease"), state=decode_blob(_blob(item, "st")),
+                          outbox=Outbox.from_compact(decode_blob(outbox_blob)) if outbox_blob else None,
+                          aux=extra, drained=mark, blocked=blocked)
+
+    def write_host(self, host: str, expected_version: int, *, owner: str | None, lease_until: float,
+                   state: Mapping[str, Any], outbox: Outbox | None, expires_at: float) -> bool:
+        item: dict[str, Any] = {"pk": _s(f"H#{host}"), "sk": _s("HOST"), "v": _n(expected_version + 1),
+                                "st": {"B": encode_blob(state)}, "ttl": _n(int(expires_at))}
+        if owner:
+            item["own"] = _s(owner)
+            item["lease"] = _n(float(lease_until))
+        if outbox:
+            item["ob"] = {"B": encode_blob(outbox.to_compact())}
         kwargs: dict[str, Any] = {"TableName": self.table, "Item": item}
-        if only_new:
+        if expected_version == 0:
             kwargs["ConditionExpression"] = "attribute_not_exists(pk)"
+        else:
+            kwargs["ConditionExpression"] = "v = :v"
+            kwargs["ExpressionAttributeValues"] = {":v": _n(expected_version)}
         try:
             self.db.put_item(**kwargs)
         except ClientError as exc:
-            if only_new and _conditional_failed(exc):
-                return False
-            raise StoreError(f"put {item['pk']['S']}/{item['sk']['S']}") from exc
-        return True
-
-    def _delete(self, pk: str, sk: str) -> None:
-        try:
-            self.db.delete_item(TableName=self.table, Key={"pk": _s(pk), "sk": _s(sk)})
-        except ClientError as exc:
-            raise StoreError(f"delete {pk}/{sk}") from exc
-
-    # --- caches ----------------------------------------------------------------------------
-    def get_cached(self, kind: str, host: str, now: float) -> dict[str, Any] | None:
-        item = self._get(f"H#{host}", f"CACHE#{kind}")
-        # DynamoDB deletes expired items late: an expired entry reads as absent.
-        if item is None or _num(item, "expires_at") <= now:
-            return None
-        return json.loads(item["data"]["S"])
-
-    def put_cached(self, kind: str, host: str, data: dict[str, Any], expires_at: float) -> None:
-        self._put({"pk": _s(f"H#{host}"), "sk": _s(f"CACHE#{kind}"), "data": _s(json.dumps(data)),
-                   "expires_at": _n(expires_at), "ttl": _n(int(expires_at) + 3600)})
-
-    # --- host pacing -------------------------------------------------------------------------
-    def get_host(self, host: str) -> HostState:
-        item = self._get(f"H#{host}", "STATE") or {}
-        return HostState(next_allowed=_num(item, "next_allowed"), in_flight_until=_num(item, "in_flight_until"),
-                         stopped_until=_num(item, "stopped_until"), stop_reason=_str(item, "stop_reason"),
-                         skip_round=_str(item, "skip_round"), last_end=_num(item, "last_end"))
-
-    def acquire_host(self, host: str, now: float, lease_s: float) -> bool:
-        """COMMON-05: one request in flight per host, even if two invocations race."""
-        try:
-            self.db.update_item(
-                TableName=self.table, Key={"pk": _s(f"H#{host}"), "sk": _s("STATE")},
-                UpdateExpression="SET in_flight_until = :lease",
-                ConditionExpression=("(attribute_not_exists(in_flight_until) OR in_flight_until <= :now) AND "
-                                     "(attribute_not_exists(next_allowed) OR next_allowed <= :now) AND "
-                                     "(attribute_not_exists(stopped_until) OR stopped_until <= :now)"),
-                ExpressionAttributeValues={":lease": _n(now + lease_s), ":now": _n(now)})
-        except ClientError as exc:
             if _conditional_failed(exc):
                 return False
-            raise StoreError(f"acquire {host}") from exc
+            raise translate(exc, f"write {host}") from exc
+        except BotoCoreError as exc:
+            raise translate(exc, f"write {host}") from exc
         return True
 
-    def release_host(self, host: str, *, next_allowed: float, t_end: float) -> None:
-        self._update(f"H#{host}", "STATE", "SET in_flight_until = :z, next_allowed = :na, last_end = :te",
-                     {":z": _n(0), ":na": _n(next_allowed), ":te": _n(t_end)})
+    def put_aux(self, host: str, kind: str, data: Mapping[str, Any]) -> None:
+        self._call("put_item", f"aux {kind} {host}", TableName=self.table, Item={
+            "pk": _s(f"H#{host}"), "sk": _s(f"AUX#{kind}"), "d": {"B": encode_blob(data)},
+            "ttl": _n(int(time.time()) + 30 * 86400)})
 
-    def stop_host(self, host: str, until: float, reason: str) -> None:
-        self._update(f"H#{host}", "STATE", "SET stopped_until = :u, stop_reason = :r",
-                     {":u": _n(until), ":r": _s(reason)})
+    # --- URL records, caps, drains ------------------------------------------------------------------
+    def url_records(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
+        wanted = list(dict.fromkeys(urls))
+        if not wanted:
+            return {}
+        out: dict[str, UrlRecord] = {}
+        for raw in self._batch_get([_url_key(u) for u in wanted], "url records"):
+            rec = UrlRecord.from_compact(json.loads(zlib.decompress(_blob(raw, "d") or b"").decode("utf-8")))
+            out[rec.url] = rec
+        return out
 
-    def skip_host_round(self, host: str, round_id: str) -> None:
-        self._update(f"H#{host}", "STATE", "SET skip_round = :r", {":r": _s(round_id)})
-
-    def _update(self, pk: str, sk: str, expr: str, values: dict[str, Any]) -> None:
-        try:
-            self.db.update_item(TableName=self.table, Key={"pk": _s(pk), "sk": _s(sk)},
-                                UpdateExpression=expr, ExpressionAttributeValues=values)
-        except ClientError as exc:
-            raise StoreError(f"update {pk}/{sk}") from exc
-
-    # --- frontier ------------------------------------------------------------------------------
-    def add_work(self, item: WorkItem) -> bool:
-        """Idempotent: the same work (same round, source, URL, hop) is added once, whatever its
-        place in the frontier and even after it was done (its marker stays for a few days)."""
-        pk = f"H#{item.host}"
-        try:
-            self.db.transact_write_items(TransactItems=[
-                {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)",
-                         "Item": {"pk": _s(pk), "sk": _s(f"D#{item.work_id}"),
-                                  "ttl": _n(int(item.round_start) + _DONE_TTL_S)}}},
-                {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)",
-                         "Item": {"pk": _s(pk), "sk": _s(f"Q#{item.order_key}"),
-                                  "item": _s(json.dumps(item.to_dict())), "ttl": _n(int(item.round_start) + 7 * 86400)}}},
-            ])
-        except ClientError as exc:
-            if _conditional_failed(exc):
-                return False
-            raise StoreError(f"add work {item.url}") from exc
-        return True
-
-    def pending_work(self, host: str, limit: int = 25) -> list[WorkItem]:
-        try:
-            resp = self.db.query(TableName=self.table, KeyConditionExpression="pk = :pk AND begins_with(sk, :q)",
-                                 ExpressionAttributeValues={":pk": _s(f"H#{host}"), ":q": _s("Q#")},
-                                 ConsistentRead=True, Limit=limit)
-        except ClientError as exc:
-            raise StoreError(f"query work {host}") from exc
-        return [WorkItem.from_dict(json.loads(i["item"]["S"])) for i in resp.get("Items", [])]
-
-    def update_work(self, item: WorkItem) -> None:
-        self._put({"pk": _s(f"H#{item.host}"), "sk": _s(f"Q#{item.order_key}"),
-                   "item": _s(json.dumps(item.to_dict())), "ttl": _n(int(item.round_start) + 7 * 86400)})
-
-    def complete_work(self, item: WorkItem) -> None:
-        pk = f"H#{item.host}"
-        self._put({"pk": _s(pk), "sk": _s(f"D#{item.work_id}"), "ttl": _n(int(item.round_start) + _DONE_TTL_S)})
-        self._delete(pk, f"Q#{item.order_key}")
-
-    # --- URLs and sources -------------------------------------------------------------------
     def get_url(self, url: str) -> UrlRecord | None:
-        item = self._get(f"H#{authority(url)}", f"U#{short_hash(url, n=32)}")
-        return UrlRecord(**json.loads(item["data"]["S"])) if item else None
+        return self.url_records([url]).get(url)
 
-    def put_url(self, record: UrlRecord) -> None:
-        self._put({"pk": _s(f"H#{authority(record.url)}"), "sk": _s(f"U#{short_hash(record.url, n=32)}"),
-                   "data": _s(json.dumps(asdict(record)))})
+    def take_quota(self, key: str, taker: str, want: int, limit: int, expires_at: float) -> int:
+        """ADD under a condition; a refused take reads the counter back (no extra read) and
+        takes what is left. The taker's id is remembered, so a repeated take changes nothing."""
+        grant = min(int(want), int(limit))
+        while grant > 0:
+            try:
+                self.db.update_item(
+                    TableName=self.table, Key={"pk": _s(f"QUOTA#{key}"), "sk": _s("N")},
+                    UpdateExpression="ADD n :k, tk :t, tg :g SET #ttl = :ttl",
+                    ConditionExpression="(attribute_not_exists(n) OR n <= :room) AND NOT contains(tk, :taker)",
+                    ExpressionAttributeNames={"#ttl": "ttl"},
+                    ExpressionAttributeValues={":k": _n(grant), ":t": {"SS": [taker]}, ":g": {"SS": [f"{taker}={grant}"]},
+                                               ":ttl": _n(int(expires_at) + 3600), ":room": _n(int(limit) - grant),
+                                               ":taker": _s(taker)},
+                    ReturnValuesOnConditionCheckFailure="ALL_OLD")
+                return grant
+            except ClientError as exc:
+                if not _conditional_failed(exc):
+                    raise translate(exc, f"quota {key}") from exc
+                old = exc.response.get("Item") or {}
+                for entry in (old.get("tg") or {}).get("SS", []):
+                    who, _, n = entry.rpartition("=")
+                    if who == taker:
+                        return int(n)
+                grant = min(grant, int(limit) - int(_num(old, "n")))
+            except BotoCoreError as exc:
+                raise translate(exc, f"quota {key}") from exc
+        return 0
+
+    def write_drained(self, records: Sequence[UrlRecord], marks: Sequence[tuple[str, DrainMark]]) -> None:
+        requests: list[dict[str, Any]] = []
+        by_key: dict[tuple[str, str], dict[str, Any]] = {}
+        ttl = _n(int(time.time()) + _URL_TTL_S)
+        for rec in records:
+            key = _url_key(rec.url)
+            data = zlib.compress(json.dumps(rec.to_compact(), separators=(",", ":")).encode("utf-8"))
+            by_key[(key["pk"]["S"], key["sk"]["S"])] = {"PutRequest": {"Item": {**key, "d": {"B": data}, "ttl": ttl}}}
+        for host, mark in marks:
+            item = {"pk": _s(f"H#{host}"), "sk": _s("DRAIN"), "v": _n(mark.version), "ttl": _n(int(time.time()) + 30 * 86400)}
+            if mark.sent:
+                item["sent"] = _s(json.dumps(list(mark.sent)))
+            by_key[(f"H#{host}", "DRAIN")] = {"PutRequest": {"Item": item}}
+        requests = list(by_key.values())  # one put per key: BatchWriteItem refuses duplicates
+        if requests:
+            self._batch_write(requests, "drained")
+
+    def update_source(self, source_id: str, fields: Mapping[str, Any]) -> None:
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {}
+        sets = []
+        for i, (name, value) in enumerate(sorted(fields.items())):
+            names[f"#f{i}"] = name
+            values[f":v{i}"] = _to_attr(value)
+            sets.append(f"#f{i} = :v{i}")
+        if not sets:
+            return
+        try:
+            self.db.update_item(TableName=self.table, Key={"pk": _s("SOURCES"), "sk": _s(source_id)},
+                                UpdateExpression="SET " + ", ".join(sets), ConditionExpression="attribute_exists(pk)",
+                                ExpressionAttributeNames=names, ExpressionAttributeValues=values)
+        except ClientError as exc:
+            if not _conditional_failed(exc):  # a removed or purged source is not brought back
+                raise translate(exc, f"source {source_id}") from exc
+        except BotoCoreError as exc:
+            raise translate(exc, f"source {source_id}") from exc
+
+    # --- sources, meta, blocks -------------------------------------------------------------------
+    @staticmethod
+    def _source_item(src: Source) -> dict[str, Any]:
+        item: dict[str, Any] = {"pk": _s("SOURCES"), "sk": _s(src.id), "url": _s(src.url), "kind": _s(src.kind),
+                                "options": _s(json.dumps(dict(src.options))), "closed": {"BOOL": src.closed}}
+        if src.closed_reason:
+            item["closed_reason"] = _s(src.closed_reason)
+        if src.last_read is not None:
+            item["last_read"] = _n(float(src.last_read))
+        if src.seen_items:
+            item["seen_items"] = {"L": [_s(x) for x in src.seen_items]}
+        return item
+
+    @staticmethod
+    def _source(item: Mapping[str, Any]) -> Source:
+        last = item.get("last_read")
+        return Source(id=item["sk"]["S"], url=item["url"]["S"], kind=item["kind"]["S"],
+                      options=json.loads(_str(item, "options") or "{}"),
+                      closed=bool(item.get("closed", {}).get("BOOL", False)),
+                      closed_reason=_str(item, "closed_reason"),
+                      last_read=float(last["N"]) if last and "N" in last else None,
+                      seen_items=tuple(x["S"] for x in item.get("seen_items", {}).get("L", []) if "S" in x))
 
     def get_source(self, source_id: str) -> Source | None:
-        item = self._get("SOURCES", source_id)
-        return Source(**json.loads(item["data"]["S"])) if item else None
+        resp = self._call("get_item", f"source {source_id}", TableName=self.table,
+                          Key={"pk": _s("SOURCES"), "sk": _s(source_id)}, ConsistentRead=True)
+        return self._source(resp["Item"]) if "Item" in resp else None
 
     def put_source(self, source: Source) -> None:
-        self._put({"pk": _s("SOURCES"), "sk": _s(source.id), "data": _s(json.dumps(asdict(source)))})
+        self._call("put_item", f"source {source.id}", TableName=self.table, Item=self._source_item(source))
+
+    def put_sources(self, sources: Sequence[Source]) -> None:
+        self._batch_write([{"PutRequest": {"Item": self._source_item(s)}} for s in sources], "sources")
+
+    def delete_source(self, source_id: str) -> None:
+        self._call("delete_item", f"source {source_id}", TableName=self.table,
+                   Key={"pk": _s("SOURCES"), "sk": _s(source_id)})
 
     def list_sources(self) -> list[Source]:
         out: list[Source] = []
         kwargs: dict[str, Any] = {"TableName": self.table, "KeyConditionExpression": "pk = :pk",
                                   "ExpressionAttributeValues": {":pk": _s("SOURCES")}, "ConsistentRead": True}
         while True:
-            resp = self.db.query(**kwargs)
-            out += [Source(**json.loads(i["data"]["S"])) for i in resp.get("Items", [])]
+            resp = self._call("query", "sources", **kwargs)
+            out += [self._source(i) for i in resp.get("Items", [])]
             if "LastEvaluatedKey" not in resp:
                 return out
             kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
 
-    def update_source(self, source_id: str, **fields: Any) -> None:
-        src = self.get_source(source_id)
-        if src is None:
-            return
-        data = asdict(src)
-        data.update(fields)
-        self.put_source(Source(**data))
-
-    # --- caps, results, blocks, meta ----------------------------------------------------------
-    def take_quota(self, key: str, limit: int, expires_at: float) -> bool:
-        if limit <= 0:
-            return False
-        try:
-            self.db.update_item(TableName=self.table, Key={"pk": _s(f"QUOTA#{key}"), "sk": _s("N")},
-                                UpdateExpression="ADD n :one SET #t = :ttl",
-                                ConditionExpression="attribute_not_exists(n) OR n < :limit",
-                                ExpressionAttributeNames={"#t": "ttl"},
-                                ExpressionAttributeValues={":one": _n(1), ":limit": _n(limit),
-                                                           ":ttl": _n(int(expires_at) + 3600)})
-        except ClientError as exc:
-            if _conditional_failed(exc):
-                return False
-            raise StoreError(f"quota {key}") from exc
-        return True
-
-    def put_result_once(self, result_id: str, record: dict[str, Any], expires_at: float) -> bool:
-        return self._put({"pk": _s(f"R#{result_id}"), "sk": _s("R"), "data": _s(json.dumps(record, default=str)),
-                          "ttl": _n(int(expires_at))}, only_new=True)
+    def block_domain(self, domain: str, reason: str) -> None:
+        self._call("put_item", f"block {domain}", TableName=self.table,
+                   Item={"pk": _s("BLOCKS"), "sk": _s(domain.lower().strip(".")), "reason": _s(reason)})
 
     def blocked(self, host: str) -> str | None:
-        """The block reason for the host or any parent domain, in one BatchGetItem."""
-        parts = host_name(host).split(".")
-        names = [".".join(parts[i:]) for i in range(len(parts))][:50]
-        try:
-            resp = self.db.batch_get_item(RequestItems={self.table: {
-                "Keys": [{"pk": _s("BLOCKS"), "sk": _s(n)} for n in dict.fromkeys(names)], "ConsistentRead": True}})
-        except ClientError as exc:
-            raise StoreError(f"blocked {host}") from exc
-        found = resp.get("Responses", {}).get(self.table, [])
-        if resp.get("UnprocessedKeys"):
-            raise StoreError(f"blocked {host}: unprocessed keys")
-        return (_str(found[0], "reason") or "blocked by the operator") if found else None
-
-    def delete_domain(self, domain: str) -> int:
-        """COMMON-08 / SUBSIDIE-13: delete everything this table holds from a domain (see
-        ``heed_aws.operator.purge_domain`` for the bucket's page texts too). Returns items deleted."""
-        from heed_aws.operator import purge_domain
-
-        report = purge_domain(self, domain)
-        return report.state_items + report.sources + report.results
-
-    def block_domain(self, domain: str, reason: str) -> None:
-        self._put({"pk": _s("BLOCKS"), "sk": _s(domain.lower().strip(".")), "reason": _s(reason)})
+        """The block reason for the host or any parent domain (one BatchGetItem)."""
+        return self.read_host(host).blocked
 
     def get_meta(self, key: str) -> dict[str, Any] | None:
-        item = self._get("META", key)
+        resp = self._call("get_item", f"meta {key}", TableName=self.table, Key={"pk": _s("META"), "sk": _s(key)},
+                          ConsistentRead=True)
+        item = resp.get("Item")
         return json.loads(item["data"]["S"]) if item else None
 
     def put_meta(self, key: str, value: dict[str, Any], *, expected_version: int | None = None) -> bool:
@@ -267,5 +352,13 @@ class DynamoStore:
         except ClientError as exc:
             if _conditional_failed(exc):
                 return False
-            raise StoreError(f"meta {key}") from exc
+            raise translate(exc, f"meta {key}") from exc
         return True
+
+    def delete_domain(self, domain: str) -> int:
+        """COMMON-08 / SUBSIDIE-13: delete everything this table holds from a domain (see
+        ``heed_aws.operator.purge_domain`` for the bucket's page texts too). Returns items deleted."""
+        from heed_aws.operator import purge_domain  # operator builds on the store, not the other way
+
+        report = purge_domain(self, domain)
+        return report.state_items + report.sources

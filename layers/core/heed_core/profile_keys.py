@@ -173,6 +173,7 @@ class AgendaTask:
     extractor: Literal["structured", "bedrock"] = key("structured", doc="structured data only, or a language model where it is missing")
     bedrock_model_id: str | None = key(None, doc="the model of the bedrock extractor")
     render_endpoint: str | None = key(None, check=_http_url, doc="render service for sources marked render: true")
+    timezone: str = key("Europe/Amsterdam", doc="the venues' time zone: an event time without an offset is read in it")
 
 
 @dataclass(frozen=True, kw_only=True)

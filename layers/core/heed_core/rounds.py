@@ -1,15 +1,21 @@
-"""Which scheduled rounds are due, and the first work item of each source in a round."""
+"""Which scheduled rounds are due, the first work items of each source in a round, and their tokens."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from typing import Mapping
+from urllib.parse import urlsplit
 
+from heed_core.hoststate import TokenOut
 from heed_core.profile import Profile
 from heed_core.schedule import firings
-from heed_core.urls import BadUrl, authority, origin
-from heed_core.work import ENTRY_PURPOSE, Source, WorkItem
+from heed_core.urls import BadUrl, authority, origin, short_hash
+from heed_core.work import ENTRY_PURPOSE, Source, UrlRecord, WorkItem
 
-# A tick may be late or missed; never replay more than a day of firings at once.
+__all__ = ["Round", "due_rounds", "entry_items", "round_id", "round_tokens"]
+
+# A tick may be late or missed; never look back further than a day.
 _MAX_CATCH_UP_S = 86400.0
 
 
@@ -25,10 +31,15 @@ def round_id(start: float, task: str) -> str:
 
 
 def due_rounds(profile: Profile, last_tick: float, now: float) -> list[Round]:
-    """Every firing of the profile's schedules in (last_tick, now]."""
+    """The rounds to start for the firings in (last_tick, now]: the latest firing of each task.
+    After missed ticks a source gets one round of each task, not one per missed firing (its
+    cadence still holds: AUBE-08, PRAHA-04)."""
     since = max(last_tick, now - _MAX_CATCH_UP_S)
-    out = [Round(round_id(t, s.task), t, s.task) for s in profile.schedules for t in firings(s.expression, since, now)]
-    return sorted(set(out), key=lambda r: (r.start, r.task))
+    latest: dict[str, float] = {}
+    for s in profile.schedules:
+        for t in firings(s.expression, since, now):
+            latest[s.task] = max(latest.get(s.task, t), t)
+    return sorted((Round(round_id(t, task), t, task) for task, t in latest.items()), key=lambda r: (r.start, r.task))
 
 
 def _cadence_s(profile: Profile, kind: str) -> float:
@@ -36,11 +47,26 @@ def _cadence_s(profile: Profile, kind: str) -> float:
     return float(task.get("min_read_interval_s") or task.get("min_interval_s") or 0.0)
 
 
-def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float) -> tuple[list[WorkItem], list[tuple[Source, str, str]]]:
-    """The entry work of each source of this round's kind, or why a source sits this one out."""
+def _on_topic(profile: Profile, kind: str, url: str) -> bool:
+    """Is a source URL itself a page the round is about (not only the site's address)?"""
+    path = urlsplit(url).path or "/"
+    if path == "/":
+        return False
+    if kind == "agenda":
+        pats = [p.lower() for p in profile.task("agenda").get("follow_patterns", [])]
+        return any(p in path.lower() for p in pats)
+    return True
+
+
+def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float,
+                records: Mapping[str, UrlRecord] | None = None) -> tuple[list[WorkItem], list[tuple[Source, str, str]]]:
+    """The entry work of each source of this round's kind, or why a source sits this one out.
+    ``records``: what is known of the entry URLs (validators for a conditional GET)."""
+    records = records or {}
     items: list[WorkItem] = []
     skips: list[tuple[Source, str, str]] = []
     cadence = _cadence_s(profile, rnd.task)
+    sitemaps_seen: set[str] = set()
     for seq, src in enumerate(sources):
         if src.kind != rnd.task:
             continue
@@ -62,15 +88,39 @@ def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float)
         except BadUrl:
             skips.append((src, "bad_url", "not an absolute http(s) URL"))
             continue
-        purpose = ENTRY_PURPOSE[src.kind]
-        urls = [src.url]
-        ctx: dict[str, object] = {}
+        ctx: dict[str, object] = {"opts": dict(src.options)} if src.options else {}
+        if src.kind == "feed" and src.seen_items:
+            ctx["si"] = list(src.seen_items)
+
+        def make(url: str, purpose: str, extra: Mapping[str, object]) -> WorkItem:
+            return WorkItem(url=url, purpose=purpose, task=src.kind, source_id=src.id, source_url=src.url,
+                            round_id=rnd.round_id, round_start=rnd.start, ctx={**ctx, **extra}, seq=seq,
+                            not_before=not_before, seen=records.get(url))
+
         if src.kind in ("subsidy", "agenda"):
-            # WANNADO-06 / SUBSIDIE-01: start at the site's sitemap, never walk blindly.
-            urls = list(src.options.get("sitemaps") or [origin(root) + "/sitemap.xml"])
-            ctx = {"role": src.kind, "level": 0}
-        for url in urls:
-            items.append(WorkItem(url=url, purpose=purpose, task=src.kind, source_id=src.id,
-                                  source_url=src.url, round_id=rnd.round_id, round_start=rnd.start, ctx=ctx,
-                                  seq=seq, not_before=not_before))
+            # WANNADO-06 / SUBSIDIE-01: start at the site's sitemap, never walk blindly; one read
+            # of a sitemap per host per round, however many sources share the host.
+            for url in list(src.options.get("sitemaps") or [origin(root) + "/sitemap.xml"]):
+                if url in sitemaps_seen:
+                    continue
+                sitemaps_seen.add(url)
+                items.append(make(url, "sitemap", {"role": src.kind, "level": 0}))
+            if src.kind == "subsidy" and _on_topic(profile, src.kind, src.url):
+                # SUBSIDIE-01/-02: the page the operator gave is itself watched, every round.
+                items.append(make(src.url, "subsidy", {}))
+            continue
+        items.append(make(src.url, ENTRY_PURPOSE[src.kind], {}))
     return items, skips
+
+
+def round_tokens(items: list[WorkItem]) -> list[TokenOut]:
+    """One token per host for a round's entry work. The id names the round and the host, so a
+    tick that is repeated (EventBridge delivers at least once) or redone brings nothing twice."""
+    by_host: dict[str, list[WorkItem]] = defaultdict(list)
+    for item in items:
+        by_host[item.host].append(item)
+    out = []
+    for host, group in sorted(by_host.items()):
+        rounds = sorted({i.round_id for i in group})
+        out.append(TokenOut(host, short_hash("round", *rounds, host), tuple(replace(i) for i in group)))
+    return out

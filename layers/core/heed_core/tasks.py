@@ -1,53 +1,102 @@
-"""What each kind of page is for: turn one good response into results, follow-ups and skips."""
+"""What each kind of page is for: one good response in, results, follow-up candidates and skips out.
+
+Pure: no store, no clock, no network. What a task needs from outside is handed in
+(``TaskInput``: kept texts, the host's tdmrep.json, an extractor's answer), and what it would
+need but was not given it asks for (``needs_texts``, ``needs_extract``): the executor loads it
+and calls again. Follow-ups come out as candidates with the checks that decide them
+(read once ever, title seen this week, caps), which ``admit`` applies."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from heed_core.extract import events as ev
 from heed_core.extract import feeds, pages, paywall, signals, site_check, sitemaps, subsidy, tdmrep
+from heed_core.extract.events import Event
 from heed_core.ports import FetchResult
 from heed_core.profile import Profile
-from heed_core.store import Results, Store
-from heed_core.urls import absolute, authority, origin, path_of, same_authority, short_hash, under_path
+from heed_core.urls import authority, origin, path_of, same_authority, short_hash, under_path
 from heed_core.work import WorkItem
 
 Skip = tuple[str, str, str]  # url, reason code, detail
+Event_ = tuple[str, str, dict[str, Any]]  # detail type, result id, record
+
+_DEFAULT_TIMEZONE = "Europe/Amsterdam"  # WannadoBot's venues (tasks.agenda.timezone overrides)
 
 
-@dataclass
-class TaskContext:
+@dataclass(frozen=True)
+class Cap:
+    """A cap on follow-ups (AUBE-10, SPRING-03, SUBSIDIE-02, WANNADO's pages per round)."""
+
+    key: str
+    limit: int
+    expires_at: float
+    detail: str
+    scope: str = "host"  # "host": counted in the host's item; "global": over all hosts
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A follow-up and what decides it. ``once_ever``: never if the URL was read before
+    (AUBE-03, PRAHA-05); ``title_week_s``: not if its title was fetched within that many
+    seconds (SPRING-04); ``caps`` in order; ``with_record``: the item should carry the URL's
+    record (validators for a conditional GET, the text hash)."""
+
+    item: WorkItem
+    once_ever: bool = False
+    title_week_s: float = 0.0
+    caps: tuple[Cap, ...] = ()
+    with_record: bool = False
+
+    @property
+    def needs_record(self) -> bool:
+        return self.once_ever or self.title_week_s > 0 or self.with_record
+
+
+@dataclass(frozen=True)
+class TaskInput:
     profile: Profile
-    store: Store
-    results: Results
+    item: WorkItem
+    result: FetchResult
     now: float
-    extractor: Any = None
+    texts: Mapping[str, str | None] = field(default_factory=dict)  # kept texts asked for, by key
+    tdmrep_body: bytes | None = None  # the host's /.well-known/tdmrep.json, if read
+    host_results: Mapping[str, float] = field(default_factory=dict)  # result ids reported lately
+    extracted: tuple[Event, ...] | None = None  # the extractor's answer, once asked
 
 
 @dataclass
 class TaskOutput:
     skips: list[Skip] = field(default_factory=list)
-    followups: list[WorkItem] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)
     url_fields: dict[str, Any] = field(default_factory=dict)
     source_fields: dict[str, Any] = field(default_factory=dict)
+    events: list[Event_] = field(default_factory=list)
+    texts_out: list[tuple[str, str]] = field(default_factory=list)  # (key, text) kept before the commit
+    needs_texts: list[str] = field(default_factory=list)
+    needs_extract: bool = False
+    detail: str | None = None  # how the body was read (what was recovered), for the request record
 
 
-def _emit(ctx: TaskContext, detail_type: str, result_id: str, record: dict[str, Any]) -> bool:
-    """Exactly-once effects: a result id is written (and its event sent) only once."""
-    record = {"bot": ctx.profile.name, **record}
-    if not ctx.store.put_result_once(result_id, record, expires_at=ctx.now + 400 * 86400):
-        return False
-    ctx.results.emit(detail_type, record)
-    return True
+def text_version(key: str) -> str:
+    """A placeholder in an event record for the version id the bucket gives ``key``'s text."""
+    return f"\x00version:{key}"
 
 
-def _directives(item: WorkItem, result: FetchResult, ctx: TaskContext, out: TaskOutput) -> signals.Directives | None:
+def _emit(inp: TaskInput, out: TaskOutput, detail_type: str, result_id: str, record: dict[str, Any]) -> None:
+    item = inp.item
+    record = {"bot": inp.profile.name, "id": result_id, "source": item.source_id,
+              "source_url": item.source_url, **record}
+    out.events.append((detail_type, result_id, record))
+
+
+def _directives(inp: TaskInput, out: TaskOutput) -> signals.Directives | None:
     """SUBSIDIE-09: a noindex page is not stored (None, with the skip recorded); nofollow is the
     caller's to honour."""
-    directives = signals.robots_directives(result.headers, result.body, ctx.profile.robots_token)
+    directives = signals.robots_directives(inp.result.headers, inp.result.body, inp.profile.robots_token)
     if directives.noindex:
-        out.skips.append((item.url, "noindex", ", ".join(directives.sources)))
+        out.skips.append((inp.item.url, "noindex", ", ".join(directives.sources)))
         return None
     return directives
 
@@ -56,117 +105,134 @@ def _ctype(result: FetchResult) -> str | None:
     return result.header("Content-Type")
 
 
+def _opts(item: WorkItem) -> Mapping[str, Any]:
+    return item.ctx.get("opts") or {}
+
+
+def _seen_before(item: WorkItem) -> set[str]:
+    return set(item.seen.emitted) if item.seen is not None else set()
+
+
 # --- feeds (AUBE-01..03, AUBE-10, PRAHA-01/02) --------------------------------------------------
-def _feed(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
-    task = ctx.profile.task("feed")
-    out = TaskOutput(source_fields={"last_read": ctx.now})
-    parsed = feeds.parse_feed(result.body, base_url=item.url, content_type=_ctype(result),
-                              max_items=int(task.get("max_items", 40)))
+def _feed(inp: TaskInput) -> TaskOutput:
+    item, task, now = inp.item, inp.profile.task("feed"), inp.now
+    out = TaskOutput(source_fields={"last_read": now})
+    max_items = int(task.get("max_items", 40))
+    parsed = feeds.parse_feed(inp.result.body, base_url=item.url, content_type=_ctype(inp.result),
+                              max_items=max_items)
+    out.detail = parsed.detail
     if parsed.error:
         out.skips.append((item.url, "bad_feed", parsed.error))
         return out
     if parsed.total_items > len(parsed.items):
-        out.skips.append((item.url, "cap_reached", f"{parsed.total_items - len(parsed.items)} items beyond max_items={task.get('max_items')}"))
+        out.skips.append((item.url, "cap_reached", f"{parsed.total_items - len(parsed.items)} items beyond max_items={max_items}"))
     follow = task.get("article_followup") or {}
-    source = ctx.store.get_source(item.source_id)
-    write_about = bool(source and source.options.get("write_about"))
-    for it in parsed.items:
+    write_about = bool(_opts(item).get("write_about"))
+    known = set(item.ctx.get("si") or ())  # the feed items this source already reported
+    ids: list[str] = []
+    for seq, it in enumerate(parsed.items):
         if not it.link:
             continue
-        record: dict[str, Any] = {"kind": "feed_item", "source": item.source_id, "url": it.link,
-                                  "title": it.title, "published": it.published}
-        if task.get("keep_summary") and it.summary:
-            record["summary"] = it.summary[: int(task.get("summary_max_chars", 500))]
-        _emit(ctx, "item.found", short_hash(ctx.profile.name, "item", item.source_id, it.guid or it.link), record)
+        rid = short_hash(inp.profile.name, "item", item.source_id, it.guid or it.link)
+        ids.append(rid)
+        if rid not in known:  # a feed read again reports only its new items
+            record: dict[str, Any] = {"kind": "feed_item", "url": it.link, "title": it.title,
+                                      "published": it.published}
+            if task.get("keep_summary") and it.summary:
+                record["summary"] = it.summary[: int(task.get("summary_max_chars", 500))]
+            _emit(inp, out, "item.found", rid, record)
         wanted = (follow.get("mode") == "short_summary" and it.summary_length < int(follow.get("summary_shorter_than", 0))) \
             or (follow.get("mode") == "selected" and write_about)
-        if not wanted:
-            continue
-        skip = _article_refusal(it.link, item, follow, ctx)
-        if skip:
-            out.skips.append((it.link, *skip))
-        else:
-            out.followups.append(item.follow(it.link, "article", ctx={"title": it.title}))
+        if wanted:
+            out.candidates.append(_article_candidate(item.follow(it.link, "article", seq=seq, ctx={"title": it.title}),
+                                                     follow, now))
+    # The memory of reported items: this read's first, then older ones, bounded.
+    out.source_fields["seen_items"] = list(dict.fromkeys(ids + list(item.ctx.get("si") or ())))[: 2 * max_items]
     return out
 
 
-def _article_refusal(url: str, item: WorkItem, follow: dict[str, Any], ctx: TaskContext) -> tuple[str, str] | None:
-    seen = ctx.store.get_url(url)
-    if follow.get("once_ever") and seen is not None and seen.last_fetched is not None:
-        return ("already_read", "an article page is read only once (AUBE-03, PRAHA-05)")
+def _article_candidate(follow_item: WorkItem, follow: Mapping[str, Any], now: float) -> Candidate:
+    caps: list[Cap] = []
     window = float(follow.get("window_s", 0) or 0)
     if window > 0:
         # AUBE-10: per source per quarter hour, and in total over all sources.
-        slot = int(ctx.now // window)
+        slot = int(now // window)
         end = (slot + 1) * window
-        if not ctx.store.take_quota(f"art#{item.source_id}#{slot}", int(follow["per_source_per_window"]), end):
-            return ("cap_reached", f"{follow['per_source_per_window']} articles per source per {int(window)} s")
-        if not ctx.store.take_quota(f"art#*#{slot}", int(follow["total_per_window"]), end):
-            return ("cap_reached", f"{follow['total_per_window']} articles in total per {int(window)} s")
-    return None
+        caps.append(Cap(f"art#{follow_item.source_id}#{slot}", int(follow["per_source_per_window"]), end,
+                        f"{follow['per_source_per_window']} articles per source per {int(window)} s"))
+        caps.append(Cap(f"art#*#{slot}", int(follow["total_per_window"]), end,
+                        f"{follow['total_per_window']} articles in total per {int(window)} s", scope="global"))
+    return Candidate(follow_item, once_ever=bool(follow.get("once_ever")), caps=tuple(caps))
 
 
-def _article(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
-    out = TaskOutput()
-    directives = _directives(item, result, ctx, out)
+def _article(inp: TaskInput) -> TaskOutput:
+    item, out = inp.item, TaskOutput()
+    directives = _directives(inp, out)
     if directives is None:
         return out
-    pay = paywall.is_paywalled(result.body)
+    pay = paywall.is_paywalled(inp.result.body)
     if pay.paywalled:
         # AUBE-06 / COMMON-07: never extracted, even when the page carries its text.
         out.skips.append((item.url, "paywalled", pay.marker or ""))
         return out
-    follow = ctx.profile.task("feed").get("article_followup") or {}
+    follow = inp.profile.task("feed").get("article_followup") or {}
     if follow.get("respect_tdmrep"):
-        cached = ctx.store.get_cached("tdmrep", authority(item.url), ctx.now) or {}
-        rules = tdmrep.parse_tdmrep_json(cached.get("body", "").encode("utf-8")) if cached.get("body") else None
-        decision = tdmrep.reservation(rules, path_of(item.url), result.headers, result.body)
+        rules = tdmrep.parse_tdmrep_json(inp.tdmrep_body) if inp.tdmrep_body else None
+        decision = tdmrep.reservation(rules, path_of(item.url), inp.result.headers, inp.result.body)
         if decision.reserved:
             out.skips.append((item.url, "tdm_reserved", f"tdm-reservation via {decision.source}"))  # PRAHA-03
             return out
-    text = subsidy.main_text(result.body)
-    record: dict[str, Any] = {"kind": "article", "source": item.source_id, "url": item.url,
-                              "title": pages.extract_title(result.body) or item.ctx.get("title"),
+    text = subsidy.main_text(inp.result.body)
+    record: dict[str, Any] = {"kind": "article", "url": item.url,
+                              "title": pages.extract_title(inp.result.body) or item.ctx.get("title"),
                               "chars": len(text)}
     if follow.get("keep_text", True):
         record["text_key"] = article_key(item.url)
-        ctx.results.store_text(record["text_key"], text)
-    _emit(ctx, "article.read", short_hash(ctx.profile.name, "article", item.url), record)
+        out.texts_out.append((record["text_key"], text))
+    _emit(inp, out, "article.read", short_hash(inp.profile.name, "article", item.url), record)
     return out
 
 
 # --- listing pages and the sitemap fallback (SPRING-01..04) -----------------------------------
-def _page(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
-    out = TaskOutput()
-    directives = _directives(item, result, ctx, out)
+def _page(inp: TaskInput) -> TaskOutput:
+    item, out = inp.item, TaskOutput()
+    directives = _directives(inp, out)
     if directives is None:
         return out
+    before = _seen_before(item)
     if item.ctx.get("title_only"):
-        title = pages.extract_title(result.body, content_type=_ctype(result))
-        out.url_fields["title_fetched_at"] = ctx.now
+        title = pages.extract_title(inp.result.body, content_type=_ctype(inp.result))
+        out.url_fields["title_fetched_at"] = inp.now
         if title:
-            _emit(ctx, "item.found", short_hash(ctx.profile.name, "title", item.source_id, item.url),
-                  {"kind": "page_item", "source": item.source_id, "url": item.url, "title": title,
-                   "published": item.ctx.get("lastmod")})
+            rid = short_hash(inp.profile.name, "title", item.source_id, item.url)
+            out.url_fields["emitted"] = (rid,)
+            if rid not in before:
+                _emit(inp, out, "item.found", rid, {"kind": "page_item", "url": item.url, "title": title,
+                                                    "published": item.ctx.get("lastmod")})
         else:
             out.skips.append((item.url, "no_title", "the page has no title"))
         return out
-    listing = pages.extract_listing(result.body, base_url=item.url, content_type=_ctype(result))
+    listing = pages.extract_listing(inp.result.body, base_url=item.url, content_type=_ctype(inp.result))
     if listing.error:
         out.skips.append((item.url, "bad_page", listing.error))
         return out
+    ids: list[str] = []
     for it in listing.items:
         # SPRING-01: title, link and publication time only; ListingItem has nothing else.
-        _emit(ctx, "item.found", short_hash(ctx.profile.name, "item", item.source_id, it.link),
-              {"kind": "page_item", "source": item.source_id, "url": it.link, "title": it.title,
-               "published": it.published})
-    fallback = ctx.profile.task("sitemap_fallback")
+        rid = short_hash(inp.profile.name, "item", item.source_id, it.link)
+        ids.append(rid)
+        if rid not in before:
+            _emit(inp, out, "item.found", rid, {"kind": "page_item", "url": it.link, "title": it.title,
+                                                "published": it.published})
+    out.url_fields["emitted"] = tuple(dict.fromkeys(ids))
+    fallback = inp.profile.task("sitemap_fallback")
     if not listing.items and fallback.get("enabled") and not directives.nofollow:
         # SPRING-03: a page built by JavaScript yields nothing: read the site's sitemap instead.
         # SPRING-03 promises "the site's sitemap.xml": that one file (robots.txt Sitemap: lines
         # are not read on top of it, so the site never sees more than 1 + 2 sitemap requests).
         url = origin(authority(item.url)) + "/sitemap.xml"
-        out.followups.append(item.follow(url, "sitemap", ctx={"role": "fallback", "level": 0}))
+        out.candidates.append(Candidate(item.follow(url, "sitemap", ctx={"role": "fallback", "level": 0}),
+                                        with_record=True))
         out.skips.append((item.url, "no_items", "page built by JavaScript: sitemap fallback (SPRING-03)"))
     return out
 
@@ -188,111 +254,136 @@ def stored_keys(url: str) -> list[str]:
     return [article_key(url), subsidy_key(url), sitemap_key(url)]
 
 
-def _sitemap(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
-    out = TaskOutput()
-    if result.status == 304:
+def _sitemap(inp: TaskInput) -> TaskOutput:
+    item, out, now, profile = inp.item, TaskOutput(), inp.now, inp.profile
+    key = sitemap_key(item.url)
+    if inp.result.status == 304:
         # SUBSIDIE-04 / WANNADO-07: an unchanged sitemap costs the site a 304, but the pages it
         # lists are still due: read the copy kept from its last 200.
-        kept = ctx.results.load_text(sitemap_key(item.url))
+        if key not in inp.texts:
+            out.needs_texts.append(key)
+            return out
+        kept = inp.texts[key]
         if kept is None:
             out.skips.append((item.url, "not_modified", "304 and no kept copy of the sitemap"))
             return out
         body = kept.encode("latin-1")
     else:
-        body = result.body
-        if ctx.profile.get("conditional_requests"):
-            ctx.results.store_text(sitemap_key(item.url), body.decode("latin-1"))  # bytes, losslessly
-    parsed = sitemaps.parse_sitemap(body, url=item.url, max_bytes=ctx.profile.max_bytes("sitemap"))
+        body = inp.result.body
+        if profile.get("conditional_requests"):
+            out.texts_out.append((key, body.decode("latin-1")))  # bytes, losslessly
+    parsed = sitemaps.parse_sitemap(body, url=item.url, max_bytes=profile.max_bytes("sitemap"))
+    out.detail = parsed.detail
     if parsed.error:
         out.skips.append((item.url, "bad_sitemap", parsed.error))
         return out
+    for loc, reason in parsed.skipped:
+        out.skips.append((loc, "bad_sitemap_entry", reason))
+    if parsed.skipped_total > len(parsed.skipped):
+        out.skips.append((item.url, "bad_sitemap_entry", f"{parsed.skipped_total - len(parsed.skipped)} more entries skipped"))
     role = item.ctx.get("role", item.task)
     level = int(item.ctx.get("level", 0))
+    day = now + 86400
     if parsed.children:
-        limit = int(ctx.profile.task("sitemap_fallback").get("max_child_sitemaps", 2)) if role == "fallback" else 5
+        limit = int(profile.task("sitemap_fallback").get("max_child_sitemaps", 2)) if role == "fallback" else 5
         if level > 0:
             limit = 0  # an index inside an index is not walked further
-        for child in parsed.children:
-            # SPRING-03: at most two child sitemaps per source and round, however many indexes.
-            if ctx.store.take_quota(f"children#{item.source_id}#{item.round_id}", limit, ctx.now + 86400):
-                out.followups.append(item.follow(child, "sitemap", ctx={"role": role, "level": level + 1}))
-            else:
-                out.skips.append((child, "cap_reached", f"at most {limit} child sitemaps"))
-    for entry in parsed.urls:
-        decision = _sitemap_entry(role, entry, item, ctx)
-        if isinstance(decision, WorkItem):
-            out.followups.append(decision)
-        elif decision is not None:
+        # SPRING-03: at most two child sitemaps per source and round, however many indexes.
+        cap = Cap(f"children#{item.source_id}#{item.round_id}", limit, day, f"at most {limit} child sitemaps")
+        for seq, child in enumerate(parsed.children):
+            out.candidates.append(Candidate(item.follow(child, "sitemap", seq=seq, ctx={"role": role, "level": level + 1}),
+                                            caps=(cap,), with_record=True))
+    entries = list(parsed.urls)
+    own = role == "agenda" and level == 0 and all(e.loc != item.source_url for e in entries)
+    if own:
+        # A source URL that is itself about programme or tickets is read too, after the
+        # sitemap, when the sitemap does not list it (a home page is only the site's address).
+        entries.append(sitemaps.SitemapEntry(loc=item.source_url, lastmod=None))
+    for seq, entry in enumerate(entries):
+        decision = _sitemap_entry(role, entry, item, inp, seq)
+        if isinstance(decision, Candidate):
+            out.candidates.append(decision)
+        elif decision is not None and not (own and seq == len(entries) - 1):
             out.skips.append((entry.loc, *decision))
     return out
 
 
-def _sitemap_entry(role: str, entry: sitemaps.SitemapEntry, item: WorkItem, ctx: TaskContext) -> WorkItem | tuple[str, str] | None:
-    loc = entry.loc
+def _sitemap_entry(role: str, entry: sitemaps.SitemapEntry, item: WorkItem, inp: TaskInput,
+                   seq: int) -> Candidate | tuple[str, str] | None:
+    loc, profile, day = entry.loc, inp.profile, inp.now + 86400
     if role == "fallback":
         if not under_path(loc, item.source_url):
             return None  # SPRING-03: only pages under the source's path (not worth a record each)
-        seen = ctx.store.get_url(loc)
-        week = float(ctx.profile.task("sitemap_fallback").get("title_refetch_after_s", 604800))
-        if seen is not None and seen.title_fetched_at and ctx.now - seen.title_fetched_at < week:
-            return ("seen_recently", "title fetched within a week (SPRING-04)")
-        limit = int(ctx.profile.task("sitemap_fallback").get("max_new_pages", 5))
-        if not ctx.store.take_quota(f"fallback#{item.source_id}#{item.round_id}", limit, ctx.now + 86400):
-            return ("cap_reached", f"at most {limit} new pages per source (SPRING-03)")
-        return item.follow(loc, "page", ctx={"title_only": True, "lastmod": entry.lastmod})
+        fallback = profile.task("sitemap_fallback")
+        limit = int(fallback.get("max_new_pages", 5))
+        return Candidate(item.follow(loc, "page", seq=seq, ctx={"title_only": True, "lastmod": entry.lastmod}),
+                         title_week_s=float(fallback.get("title_refetch_after_s", 604800)),
+                         caps=(Cap(f"fallback#{item.source_id}#{item.round_id}", limit, day,
+                                   f"at most {limit} new pages per source (SPRING-03)"),))
     if not same_authority(loc, item.url):
         return ("off_site", "sitemap entry on another host")
     path = path_of(loc).lower()
     if role == "agenda":
-        pats = [p.lower() for p in ctx.profile.task("agenda").get("follow_patterns", [])]
+        pats = [p.lower() for p in profile.task("agenda").get("follow_patterns", [])]
         if not any(p in path for p in pats):
             return ("not_followed", "not about programme or tickets (WANNADO-06)")
-        limit = int(ctx.profile.task("agenda").get("max_pages_per_site_per_round", 20))
-        if not ctx.store.take_quota(f"agenda#{authority(loc)}#{item.round_id}", limit, ctx.now + 86400):
-            return ("cap_reached", f"at most {limit} agenda pages per site per round")
-        render = bool((ctx.store.get_source(item.source_id) or _NoSource).options.get("render"))
-        return item.follow(loc, "agenda", ctx={"render": render} if render else {})
+        limit = int(profile.task("agenda").get("max_pages_per_site_per_round", 20))
+        render = bool(_opts(item).get("render"))
+        return Candidate(item.follow(loc, "agenda", seq=seq, ctx={"render": True} if render else {}),
+                         caps=(Cap(f"agenda#{authority(loc)}#{item.round_id}", limit, day,
+                                   f"at most {limit} agenda pages per site per round"),), with_record=True)
     if role == "subsidy":
-        pats = [p.lower() for p in ctx.profile.task("subsidy").get("topic_patterns", [])]
+        pats = [p.lower() for p in profile.task("subsidy").get("topic_patterns", [])]
         if not any(re.search(rf"(^|[/_.-]){re.escape(p)}", path) for p in pats) or "?" in path:
             return ("off_topic", "not about subsidies (SUBSIDIE-05)")
-        limit = int(ctx.profile.task("subsidy").get("max_pages_per_host_per_round", 5))
-        if not ctx.store.take_quota(f"subsidy#{authority(loc)}#{item.round_id}", limit, ctx.now + 86400):
-            return ("cap_reached", f"at most {limit} pages per municipality per round (SUBSIDIE-02)")
-        return item.follow(loc, "subsidy")
-    return item.follow(loc, "page", ctx={"title_only": True, "lastmod": entry.lastmod})
-
-
-class _NoSource:
-    options: dict[str, Any] = {}
+        if loc == item.source_url:
+            return None  # the source page itself is read every round on its own (SUBSIDIE-01)
+        limit = int(profile.task("subsidy").get("max_pages_per_host_per_round", 5))
+        return Candidate(item.follow(loc, "subsidy", seq=seq),
+                         caps=(Cap(f"subsidy#{authority(loc)}#{item.round_id}", limit, day,
+                                   f"at most {limit} pages per municipality per round (SUBSIDIE-02)"),),
+                         with_record=True)
+    return Candidate(item.follow(loc, "page", seq=seq, ctx={"title_only": True, "lastmod": entry.lastmod}))
 
 
 # --- agenda pages (WANNADO-06, -09, -10) -----------------------------------------------------------
-def _agenda(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
-    out = TaskOutput()
-    directives = _directives(item, result, ctx, out)
+def _agenda(inp: TaskInput) -> TaskOutput:
+    item, out = inp.item, TaskOutput()
+    directives = _directives(inp, out)
     if directives is None:
         return out
-    found = ev.extract_events(result.body, base_url=item.url)
+    zone = str(inp.profile.task("agenda").get("timezone") or _DEFAULT_TIMEZONE)
+    found = ev.extract_events(inp.result.body, base_url=item.url, timezone=zone)
     events = list(found.events)
-    if not events and ctx.extractor is not None:
-        events = list(ctx.extractor.extract(subsidy.main_text(result.body), url=item.url))
+    if not events and inp.profile.task("agenda").get("extractor") == "bedrock":
+        if inp.extracted is None:
+            out.needs_extract = True
+            return out
+        events = list(inp.extracted)
     if not events:
         out.skips.append((item.url, "no_events", found.error or "no schema.org Event on the page"))
+    before = _seen_before(item)
+    ids: list[str] = []
     for e in events:
-        record = {"kind": "event", "source": item.source_id, "url": e.url or item.url, "page": item.url,
-                  "name": e.name, "start": e.start, "end": e.end, "location": e.location,
-                  "price": e.price, "description": e.description, "image": e.image,
-                  "format": e.source_format}
         # One event, one result: an overview page and the event's own page name the same event.
-        _emit(ctx, "event.found", short_hash(ctx.profile.name, "event", e.url or item.url, e.name or "", e.start or ""), record)
+        rid = short_hash(inp.profile.name, "event", e.url or item.url, e.name or "", e.start or "")
+        ids.append(rid)
+        if rid in before or rid in inp.host_results:
+            continue
+        _emit(inp, out, "event.found", rid, {
+            "kind": "event", "url": e.url or item.url, "page": item.url, "name": e.name, "start": e.start,
+            "end": e.end, "location": e.location, "online": e.online, "price": e.price,
+            "description": e.description, "image": e.image, "format": e.source_format,
+            # A cancelled or sold-out show must not look like a normal one.
+            "status": e.status, "availability": e.availability, "previous_start": e.previous_start})
+    out.url_fields["emitted"] = tuple(dict.fromkeys(ids))
     return out
 
 
 # --- subsidy pages (SUBSIDIE-04, -09, -12) -----------------------------------------------------------
-def _subsidy(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
-    out = TaskOutput()
-    directives = _directives(item, result, ctx, out)
+def _subsidy(inp: TaskInput) -> TaskOutput:
+    item, out = inp.item, TaskOutput()
+    directives = _directives(inp, out)
     if directives is None:
         return out
     if directives.nofollow:
@@ -300,71 +391,80 @@ def _subsidy(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutpu
         # its links are not followed" holds for either directive.
         out.skips.append((item.url, "nofollow", ", ".join(directives.sources)))
         return out
-    pay = paywall.is_paywalled(result.body)
+    pay = paywall.is_paywalled(inp.result.body)
     if pay.paywalled:
         out.skips.append((item.url, "paywalled", pay.marker or ""))  # SUBSIDIE-05: nothing behind a paywall
         return out
-    text = subsidy.normalise(subsidy.main_text(result.body))
+    text = subsidy.normalise(subsidy.main_text(inp.result.body))
     digest = subsidy.content_hash(text)
-    seen = ctx.store.get_url(item.url)
+    seen = item.seen
     if seen is not None and seen.content_hash == digest:
         out.skips.append((item.url, "unchanged", "same text as the previous version (SUBSIDIE-04)"))
         return out
     key = subsidy_key(item.url)
-    previous = ctx.results.load_text(key) if seen is not None and seen.content_hash else None
-    version = ctx.results.store_text(key, text)
-    limit = int(ctx.profile.task("subsidy").get("diff_summary_max_chars", 300))
+    known = seen is not None and seen.content_hash is not None
+    if known and key not in inp.texts:
+        out.needs_texts.append(key)
+        return out
+    previous = inp.texts.get(key) if known else None
+    out.texts_out.append((key, text))
+    limit = int(inp.profile.task("subsidy").get("diff_summary_max_chars", 300))
     summary = subsidy.diff_summary(previous, text, max_chars=limit) if previous else "new page"
-    _emit(ctx, "page.changed", short_hash(ctx.profile.name, "change", item.url, digest),
-          {"kind": "page_change", "source": item.source_id, "url": item.url,
-           "title": pages.extract_title(result.body), "summary": summary, "hash": digest,
-           "previous_hash": seen.content_hash if seen else None, "version": version})
+    # The seed: customers are warned when a regulation appears or changes.
+    kind = "page.changed" if known else "page.new"
+    _emit(inp, out, kind, short_hash(inp.profile.name, "change", item.url, digest),
+          {"kind": "page_change" if known else "page_new", "url": item.url,
+           "title": pages.extract_title(inp.result.body), "summary": summary, "hash": digest,
+           "previous_hash": seen.content_hash if seen else None, "version": text_version(key)})
     out.url_fields["content_hash"] = digest
     return out
 
 
 # --- site checks (PRAHA-04) -----------------------------------------------------------------------
-def _homepage(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
-    info = site_check.site_info(result.body, base_url=item.url, content_type=_ctype(result))
+def _homepage(inp: TaskInput) -> TaskOutput:
+    item = inp.item
+    info = site_check.site_info(inp.result.body, base_url=item.url, content_type=_ctype(inp.result))
     # PRAHA-04: nothing of the home page is kept but its name and where it led.
-    return TaskOutput(followups=[item.follow(info.icon_url, "icon", ctx={
+    return TaskOutput(candidates=[Candidate(item.follow(info.icon_url, "icon", ctx={
         "start_url": item.ctx.get("first_url", item.url), "final_url": item.url,
-        "status": result.status, "name": info.name})])
+        "status": inp.result.status, "name": info.name}))])
 
 
-def _icon(item: WorkItem, result: FetchResult | None, ctx: TaskContext, icon_status: Any) -> TaskOutput:
+def _icon(inp: TaskInput, icon_status: Any) -> TaskOutput:
+    item, out = inp.item, TaskOutput(source_fields={"last_read": inp.now})
     c = item.ctx
-    _emit(ctx, "site.checked", short_hash(ctx.profile.name, "check", item.source_id, item.round_id),
-          {"kind": "site_check", "source": item.source_id, "url": c.get("start_url", item.source_url),
-           "reachable": True, "final_url": c.get("final_url"), "status": c.get("status"),
-           "name": c.get("name"), "icon_url": item.url, "icon_status": icon_status})
-    return TaskOutput(source_fields={"last_read": ctx.now})
+    _emit(inp, out, "site.checked", short_hash(inp.profile.name, "check", item.source_id, item.round_id),
+          {"kind": "site_check", "url": c.get("start_url", item.source_url), "reachable": True,
+           "final_url": c.get("final_url"), "status": c.get("status"), "name": c.get("name"),
+           "icon_url": item.url, "icon_status": icon_status})
+    return out
 
 
 _HANDLERS = {"feed": _feed, "article": _article, "page": _page, "sitemap": _sitemap,
              "agenda": _agenda, "subsidy": _subsidy, "homepage": _homepage}
 
 
-def handle_success(item: WorkItem, result: FetchResult, ctx: TaskContext) -> TaskOutput:
-    if item.purpose == "icon":
-        return _icon(item, result, ctx, result.status)
-    handler = _HANDLERS.get(item.purpose)
+def handle_success(inp: TaskInput) -> TaskOutput:
+    """A response worth reading (2xx, or a 304 whose kept copy is still read)."""
+    if inp.item.purpose == "icon":
+        return _icon(inp, inp.result.status)
+    handler = _HANDLERS.get(inp.item.purpose)
     if handler is None:
-        return TaskOutput(skips=[(item.url, "unknown_purpose", item.purpose)])
-    return handler(item, result, ctx)
+        return TaskOutput(skips=[(inp.item.url, "unknown_purpose", inp.item.purpose)])
+    return handler(inp)
 
 
-def handle_failure(item: WorkItem, result: FetchResult | None, ctx: TaskContext, code: str, detail: str) -> TaskOutput:
-    """A response that gives up on the item: record it; a site check still reports (PRAHA-04)."""
+def handle_failure(inp: TaskInput, code: str, detail: str) -> TaskOutput:
+    """A response (or none) that gives up on the item: record it; a site check still reports (PRAHA-04)."""
+    item, result = inp.item, inp.result
     out = TaskOutput(skips=[(item.url, code, detail)])
     if item.task == "site_check" and item.purpose == "homepage":
-        status = result.status if result is not None else None
-        _emit(ctx, "site.checked", short_hash(ctx.profile.name, "check", item.source_id, item.round_id),
-              {"kind": "site_check", "source": item.source_id, "url": item.ctx.get("first_url", item.url),
-               "reachable": False, "final_url": item.url, "status": status,
-               "error": (result.error if result is not None else None) or code, "name": None})
-        out.source_fields["last_read"] = ctx.now
+        _emit(inp, out, "site.checked", short_hash(inp.profile.name, "check", item.source_id, item.round_id),
+              {"kind": "site_check", "url": item.ctx.get("first_url", item.url), "reachable": False,
+               "final_url": item.url, "status": result.status, "error": result.error or code, "name": None})
+        out.source_fields["last_read"] = inp.now
     elif item.purpose == "icon":
-        out = _icon(item, result, ctx, (result.status or result.error) if result is not None else code)
-        out.skips.append((item.url, code, detail))
+        icon = _icon(inp, result.status or result.error or code)
+        icon.skips.append((item.url, code, detail))
+        return icon
     return out

@@ -4,11 +4,16 @@ from __future__ import annotations
 import hashlib
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from heed_core.errors import InputError
+
 _DEFAULT_PORT = {"http": 80, "https": 443}
 
 
-class BadUrl(ValueError):
+class BadUrl(InputError, ValueError):
     """Not an absolute http(s) URL with a host."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, reason="bad_url")
 
 
 def authority(url: str) -> str:

@@ -1,15 +1,62 @@
-"""Work items (one URL to fetch for one source in one round) and the records kept about URLs."""
+"""Work items (one URL to fetch for one source in one round) and the records kept about URLs.
+
+Both travel a lot (inside SQS tokens, inside a host's item in DynamoDB), so each has a compact
+codec: short keys, defaults left out. ``from_compact`` raises ``InputError`` on anything it
+cannot rebuild, so an undecodable item becomes a recorded skip, never a stuck host."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
+from heed_core.errors import InputError
 from heed_core.urls import authority, short_hash
 
 PURPOSES = ("robots", "feed", "page", "sitemap", "article", "homepage", "icon", "agenda", "subsidy", "tdmrep")
 # The first request of each source kind.
 ENTRY_PURPOSE = {"feed": "feed", "page": "page", "sitemap": "sitemap", "site_check": "homepage",
                  "subsidy": "sitemap", "agenda": "sitemap"}
+
+
+@dataclass(frozen=True)
+class UrlRecord:
+    """What we remember of one URL: validators for conditional GET (AUBE-02, WANNADO-07),
+    when it was read (AUBE-03, SPRING-04), the hash of its text (SUBSIDIE-04) and the ids of
+    the results it last gave (so a page read again reports only what is new)."""
+
+    url: str
+    etag: str | None = None
+    last_modified: str | None = None
+    content_hash: str | None = None
+    last_fetched: float | None = None
+    title_fetched_at: float | None = None
+    last_status: int | None = None
+    emitted: tuple[str, ...] = ()
+
+    _KEYS = (("etag", "e"), ("last_modified", "m"), ("content_hash", "h"), ("last_fetched", "f"),
+             ("title_fetched_at", "t"), ("last_status", "s"))
+
+    def to_compact(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"u": self.url}
+        for name, key in self._KEYS:
+            value = getattr(self, name)
+            if value is not None:
+                out[key] = value
+        if self.emitted:
+            out["x"] = list(self.emitted)
+        return out
+
+    @classmethod
+    def from_compact(cls, d: Mapping[str, Any]) -> UrlRecord:
+        try:
+            fields: dict[str, Any] = {name: d[key] for name, key in cls._KEYS if d.get(key) is not None}
+            for name in ("last_fetched", "title_fetched_at"):
+                if name in fields:
+                    fields[name] = float(fields[name])
+            if "last_status" in fields:
+                fields["last_status"] = int(fields["last_status"])
+            return cls(url=str(d["u"]), emitted=tuple(str(x) for x in d.get("x") or ()), **fields)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"undecodable URL record: {exc!r}", reason="bad_url_record") from exc
 
 
 @dataclass(frozen=True)
@@ -28,6 +75,7 @@ class WorkItem:
     attempts: int = 0  # retries used today (SPRING-06)
     failures: int = 0  # real processing failures (not deferrals)
     ctx: Mapping[str, Any] = field(default_factory=dict)
+    seen: UrlRecord | None = None  # what we knew of the URL when the item was made
 
     @property
     def host(self) -> str:
@@ -43,13 +91,48 @@ class WorkItem:
         before what it leads to), then a stable hash."""
         return f"{int(self.round_start):011d}#{self.depth:03d}#{self.seq:06d}#{self.work_id}"
 
-    def follow(self, url: str, purpose: str, **changes: Any) -> "WorkItem":
+    def follow(self, url: str, purpose: str, **changes: Any) -> WorkItem:
         """A follow-up of this item: same source and round, one level deeper."""
         ctx = dict(self.ctx)
         ctx.update(changes.pop("ctx", {}))
         return replace(self, url=url, purpose=purpose, depth=self.depth + 1, hop=0, not_before=0.0,
-                       attempts=0, failures=0, ctx=ctx, **changes)
+                       attempts=0, failures=0, ctx=ctx, seen=changes.pop("seen", None), **changes)
 
+    # --- codecs -------------------------------------------------------------------------------
+    def to_compact(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"u": self.url, "p": self.purpose, "t": self.task, "s": self.source_id,
+                               "r": self.round_id, "rs": self.round_start}
+        if self.source_url != self.url:
+            out["su"] = self.source_url
+        for name, key in (("depth", "d"), ("hop", "h"), ("seq", "q"), ("not_before", "nb"),
+                          ("attempts", "a"), ("failures", "f")):
+            value = getattr(self, name)
+            if value:
+                out[key] = value
+        if self.ctx:
+            out["c"] = dict(self.ctx)
+        if self.seen is not None:
+            out["w"] = self.seen.to_compact()
+        return out
+
+    @classmethod
+    def from_compact(cls, d: Mapping[str, Any]) -> WorkItem:
+        try:
+            item = cls(
+                url=str(d["u"]), purpose=str(d["p"]), task=str(d["t"]), source_id=str(d["s"]),
+                source_url=str(d.get("su") or d["u"]), round_id=str(d["r"]), round_start=float(d["rs"]),
+                depth=int(d.get("d", 0)), hop=int(d.get("h", 0)), seq=int(d.get("q", 0)),
+                not_before=float(d.get("nb", 0.0)), attempts=int(d.get("a", 0)), failures=int(d.get("f", 0)),
+                ctx=dict(d.get("c") or {}),
+                seen=UrlRecord.from_compact(d["w"]) if d.get("w") else None)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"undecodable work item: {exc!r}", reason="bad_work_item") from exc
+        if item.purpose not in PURPOSES:
+            raise InputError(f"unknown purpose {item.purpose!r}", reason="bad_work_item")
+        authority(item.url)  # raises BadUrl (an InputError) for a URL we could never fetch
+        return item
+
+    # The long form (tests, tools): field names as keys.
     def to_dict(self) -> dict[str, Any]:
         return {
             "url": self.url, "purpose": self.purpose, "task": self.task, "source_id": self.source_id,
@@ -59,7 +142,7 @@ class WorkItem:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "WorkItem":
+    def from_dict(cls, d: Mapping[str, Any]) -> WorkItem:
         return cls(
             url=str(d["url"]), purpose=str(d["purpose"]), task=str(d["task"]),
             source_id=str(d["source_id"]), source_url=str(d["source_url"]),
@@ -71,23 +154,10 @@ class WorkItem:
 
 
 @dataclass(frozen=True)
-class UrlRecord:
-    """What we remember of one URL: validators for conditional GET (AUBE-02, WANNADO-07),
-    when it was read (AUBE-03, SPRING-04) and the hash of its text (SUBSIDIE-04)."""
-
-    url: str
-    etag: str | None = None
-    last_modified: str | None = None
-    content_hash: str | None = None
-    last_fetched: float | None = None
-    title_fetched_at: float | None = None
-    last_status: int | None = None
-    last_work_id: str | None = None
-
-
-@dataclass(frozen=True)
 class Source:
-    """A customer-added source (a feed, a listing page, a site, a municipality, a venue)."""
+    """A customer-added source (a feed, a listing page, a site, a municipality, a venue), with
+    what the crawl learnt of it (``last_read``, closed or not, and the ids of the feed items
+    already reported, so a feed read again reports only new items)."""
 
     id: str
     url: str
@@ -96,6 +166,7 @@ class Source:
     closed: bool = False
     closed_reason: str | None = None
     last_read: float | None = None
+    seen_items: tuple[str, ...] = ()
 
     @staticmethod
     def make_id(url: str, kind: str) -> str:

@@ -9,6 +9,7 @@ import importlib.util
 import json
 import os
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
@@ -88,25 +89,30 @@ class Output:
                       for name in ("requests", "items", "skips")}
         self.counts: dict[str, Counter[str]] = {"status": Counter(), "purpose": Counter(), "reason": Counter(),
                                                 "kind": Counter()}
-        self.n = Counter()
+        self.n: Counter[str] = Counter()
+        self.lock = threading.RLock()
 
     def journal(self, what: str, record: dict[str, Any]) -> None:
         name = "requests" if what == "request" else "skips"
-        self._write(name, record)
-        if name == "requests":
-            self.counts["status"][str(record.get("status", record.get("error")))] += 1
-            self.counts["purpose"][str(record.get("purpose"))] += 1
-        else:
-            self.counts["reason"][str(record.get("reason"))] += 1
+        with self.lock:
+            self._write(name, record)
+            if name == "requests":
+                self.counts["status"][str(record.get("status", record.get("error")))] += 1
+                self.counts["purpose"][str(record.get("purpose"))] += 1
+            else:
+                self.counts["reason"][str(record.get("reason"))] += 1
 
     def item(self, detail_type: str, record: dict[str, Any]) -> None:
-        self._write("items", {"detail_type": detail_type, **record})
-        self.counts["kind"][detail_type] += 1
+        with self.lock:
+            self._write("items", {"detail_type": detail_type, **record})
+            self.counts["kind"][detail_type] += 1
 
     def _write(self, name: str, record: dict[str, Any]) -> None:
-        self.files[name].write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-        self.files[name].flush()
-        self.n[name] += 1
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        with self.lock:
+            self.files[name].write(line)
+            self.files[name].flush()
+            self.n[name] += 1
 
     def close(self, summary: dict[str, Any]) -> None:
         for f in self.files.values():
@@ -116,10 +122,92 @@ class Output:
         (self.dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
 
 
+class _LockedClient:
+    """A boto3 client whose calls run one at a time: moto's in-process backends are not made for
+    threads, and DynamoDB's own guarantees (a conditional write is atomic) must hold for the
+    fetcher invocations that run side by side, as Lambda runs them."""
+
+    def __init__(self, client: Any, lock: threading.RLock) -> None:
+        self._client = client
+        self._lock = lock
+        self.meta = client.meta
+        self.exceptions = client.exceptions
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if not callable(attr) or name.startswith("_") or name in ("get_paginator", "get_waiter", "can_paginate"):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return attr(*args, **kwargs)
+        return call
+
+
+class _LockedSession:
+    def __init__(self, session: Any, lock: threading.RLock) -> None:
+        self._session = session
+        self._lock = lock
+
+    def client(self, name: str, **kwargs: Any) -> Any:
+        from botocore.config import Config
+
+        kwargs.setdefault("config", Config(retries={"max_attempts": 2, "mode": "standard"}))
+        return _LockedClient(self._session.client(name, **kwargs), self._lock)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+
+class QueueWatch:
+    """What the local runtime knows of its tokens, learnt through Heed's own seam (the queue
+    adapter's observer) and its own receives: which are hidden until when."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.hidden_until: dict[str, float] = {}  # message id -> wall-clock time it is visible again
+        self.receipts: dict[str, str] = {}  # receipt handle -> message id
+        self.handle_of: dict[str, str] = {}  # message id -> its latest receipt handle
+        self.hint = 0  # messages that may be deliverable now (sent, come back, a group freed)
+
+    # QueueObserver
+    def sent(self, count: int) -> None:
+        with self.cond:
+            self.hint += count
+            self.cond.notify_all()
+
+    def hidden_for(self, receipt: str, seconds: float) -> None:
+        with self.cond:
+            msg = self.receipts.get(receipt)
+            if msg is not None:
+                self.hidden_until[msg] = time.time() + seconds
+            self.cond.notify_all()
+
+    def hidden(self, receipt_handle: str, seconds: int) -> None:
+        self.hidden_for(receipt_handle, seconds)
+
+    # the runtime's own view
+    def received(self, msgs: list[dict[str, Any]]) -> None:
+        with self.cond:
+            for m in msgs:
+                self.receipts[m["ReceiptHandle"]] = m["MessageId"]
+                self.handle_of[m["MessageId"]] = m["ReceiptHandle"]
+                self.hidden_until.pop(m["MessageId"], None)
+
+    def finished(self, deleted: list[str]) -> None:
+        with self.cond:
+            for msg in deleted:
+                self.hidden_until.pop(msg, None)
+                self.handle_of.pop(msg, None)
+            self.hint += 1  # a group's next token may be deliverable now
+            self.cond.notify_all()
+
+
 class LocalRun:
     def __init__(self, profile: Profile, sources: list[Source], *, start: float, until: float, out_dir: Path,
                  allow_private: bool, progress: Callable[[str], None] | None = None,
-                 patience_s: float | None = None, resolver: Callable[[str, int], list[str]] | None = None) -> None:
+                 patience_s: float | None = None, resolver: Callable[[str, int], list[str]] | None = None,
+                 concurrency: int | None = None) -> None:
         self.profile = profile
         self.sources = sources
         self.start = start
@@ -135,12 +223,24 @@ class LocalRun:
             10.0, 2 * float(p.get("politeness.min_delay_s")),
             float(p.get("politeness.round_spacing_s")) + float(p.get("politeness.round_spacing_jitter_s") or 0),
             min(float(p.get("politeness.crawl_delay_cap_s")), 120.0))
+        # Lambda runs fetcher invocations side by side, up to the reserved concurrency
+        # (AUBE-11: AubeBot's 1 means one request at a time over all hosts).
+        limit = p.get("politeness.max_in_flight")
+        self.concurrency = max(1, concurrency or int(limit or 8))
         self.clock = SimClock(start)
         self.rounds = 0
         self.invocations = 0
         self.billed_s = 0.0  # wall time spent inside the fetcher handler (Lambda's billed duration)
         self.max_receive_count = 0  # the highest ApproximateReceiveCount a token reached
-        self.in_handler = False  # True while the fetcher handler runs (tests watch for sleeps)
+        self._local = threading.local()
+        self._stats_lock = threading.Lock()
+        self.watch = QueueWatch()
+        self.aws_lock = threading.RLock()
+
+    @property
+    def in_handler(self) -> bool:
+        """True in a thread that is running the fetcher handler (tests watch for sleeps)."""
+        return bool(getattr(self._local, "in_handler", False))
 
     # --- set-up ---------------------------------------------------------------------------
     def setup(self) -> None:
@@ -148,12 +248,14 @@ class LocalRun:
         import boto3
         from moto import mock_aws
 
+        from heed.local import motofix
         from heed.local.resources import create_stack_resources
         from heed_aws import runtime
 
+        motofix.apply()
         self._mock = mock_aws()
         self._mock.start()
-        session = boto3.session.Session(region_name=REGION)
+        session = _LockedSession(boto3.session.Session(region_name=REGION), self.aws_lock)
         prefix = f"heed-{self.profile.name}"
         self.res = create_stack_resources(template_path=ROOT / "template.yaml", bot=self.profile.name,
                                           prefix=prefix, session=session, region=REGION)
@@ -163,10 +265,9 @@ class LocalRun:
                "HEED_BUCKET": self.res.bucket}
         runtime.configure(clock=self.clock, session=session, profile=self.profile,
                           allow_private=self.allow_private, journal_tap=self.out.journal,
-                          results_tap=self.out.item, resolver=self.resolver, env=env)
+                          results_tap=self.out.item, resolver=self.resolver, queue_observer=self.watch, env=env)
         store = runtime.store()
-        for src in self.sources:
-            store.put_source(src)
+        store.put_sources(self.sources)
         self.scheduler = load_handler("scheduler")
         self.fetcher = load_handler("fetcher")
 
@@ -185,7 +286,7 @@ class LocalRun:
             for t in sorted(plan):
                 jumped = self.clock.jump_to(t)
                 if jumped:
-                    self._release_hidden(jumped)
+                    self.release_hidden(jumped)
                 self.fire(t, plan[t])
                 left = self.drain()
             summary = {"bot": self.profile.name, "start": iso(self.start), "until": iso(self.until),
@@ -207,77 +308,138 @@ class LocalRun:
                  "region": REGION, "resources": [], "detail": {"tasks": tasks}}
         self.scheduler(event, LambdaContext("SchedulerFunction"))
         self.rounds += len(tasks)
+        self.watch.sent(1)
+
+    def receive(self) -> list[dict[str, Any]]:
+        """Up to a batch of visible tokens, as Lambda's event source mapping polls them."""
+        return self._receive()
+
+    def _receive(self) -> list[dict[str, Any]]:
+        resp = self.sqs.receive_message(QueueUrl=self.res.queue_url, MaxNumberOfMessages=self.res.batch_size,
+                                        AttributeNames=["All"], MessageSystemAttributeNames=["All"],
+                                        WaitTimeSeconds=0)
+        msgs = resp.get("Messages", [])
+        self.watch.received(msgs)
+        return msgs
 
     def drain(self) -> int:
-        """Feed the fetcher until no work is left, or only work hidden beyond our patience."""
-        idle_since: float | None = None
-        while True:
-            resp = self.sqs.receive_message(QueueUrl=self.res.queue_url, MaxNumberOfMessages=self.res.batch_size,
-                                            AttributeNames=["All"], MessageSystemAttributeNames=["All"],
-                                            WaitTimeSeconds=0)
-            msgs = resp.get("Messages", [])
-            if msgs:
-                idle_since = None
+        """Feed the fetcher until no token is left, or only tokens hidden beyond our patience.
+        Returns how many tokens were left hidden."""
+        busy = 0
+        lock = self.watch.cond
+        errors: list[BaseException] = []
+        unknown_since: float | None = None  # tokens in the queue we hold no time for (sent by hand)
+
+        def work(msgs: list[dict[str, Any]]) -> None:
+            nonlocal busy
+            try:
                 self.invoke(msgs)
-                continue
-            queued = self._hidden()
+            except BaseException as exc:  # noqa: BLE001 - surfaced by the drain loop
+                errors.append(exc)
+            finally:
+                with lock:
+                    busy -= 1
+                    lock.notify_all()
+
+        while True:
+            if errors:
+                raise errors[0]
             now = time.time()
-            hidden = [v for v, _ in queued if v > now]
+            with lock:
+                due_now = any(v <= now for v in self.watch.hidden_until.values())
+                want = (self.watch.hint > 0 or due_now) and busy < self.concurrency
+                if want:
+                    self.watch.hint = 0
+            if want:
+                msgs = self._receive()
+                if msgs:
+                    if self.concurrency == 1:
+                        busy += 1
+                        work(msgs)
+                    else:
+                        with lock:
+                            busy += 1
+                        threading.Thread(target=work, args=(msgs,), daemon=True).start()
+                    with lock:
+                        self.watch.hint += 1  # other groups may have tokens too
+                    continue
+            with lock:
+                hidden = sorted(self.watch.hidden_until.values())
+                if busy == 0 and self.watch.hint == 0:
+                    if not hidden:
+                        if self._queue_empty():
+                            self._show_progress(0)
+                            return 0
+                        unknown_since = unknown_since or time.monotonic()
+                        if time.monotonic() - unknown_since > self.patience_s:
+                            return 1
+                        self.watch.hint = 1  # a token whose time we do not know: look again soon
+                        lock.wait(0.05)
+                        continue
+                    unknown_since = None
+                    if hidden[0] - now > self.patience_s:
+                        self._show_progress(len(hidden))
+                        return len(hidden)
+                timeout = max(0.001, min(0.25, (hidden[0] - now) if hidden else 0.25))
+                if self.watch.hint == 0 or busy >= self.concurrency:
+                    lock.wait(timeout)
             self._show_progress(len(hidden))
-            if not queued:
-                return 0
-            if not hidden:
-                time.sleep(0.005)  # a message just came back or is being deleted
-                continue
-            soonest = min(hidden) - now
-            if soonest > self.patience_s:
-                return len(queued)
-            idle_since = idle_since or time.monotonic()
-            time.sleep(min(0.05, max(0.005, soonest)))
+
+    def _queue_empty(self) -> bool:
+        attrs = self.sqs.get_queue_attributes(QueueUrl=self.res.queue_url, AttributeNames=[
+            "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+        return int(attrs["ApproximateNumberOfMessages"]) + int(attrs["ApproximateNumberOfMessagesNotVisible"]) == 0
 
     def invoke(self, msgs: list[dict[str, Any]]) -> None:
         records = [{"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
                     "attributes": m.get("Attributes", {}), "messageAttributes": {},
                     "md5OfBody": m.get("MD5OfBody", ""), "eventSource": "aws:sqs",
                     "eventSourceARN": self.res.queue_arn, "awsRegion": REGION} for m in msgs]
-        self.invocations += 1
-        self.max_receive_count = max([self.max_receive_count] + [
-            int(m.get("Attributes", {}).get("ApproximateReceiveCount", "0")) for m in msgs])
+        with self._stats_lock:
+            self.invocations += 1
+            self.max_receive_count = max([self.max_receive_count] + [
+                int(m.get("Attributes", {}).get("ApproximateReceiveCount", "0")) for m in msgs])
         t0 = time.monotonic()
-        self.in_handler = True
+        self._local.in_handler = True
         try:
             resp = self.fetcher({"Records": records}, LambdaContext("FetcherFunction"))
         except Exception as exc:  # noqa: BLE001 - as in Lambda: a crashed batch is retried by SQS
             print(f"\nfetcher invocation failed: {exc!r}", file=sys.stderr)
+            self.watch.finished([])
             return
         finally:
-            self.in_handler = False
-            self.billed_s += time.monotonic() - t0
+            self._local.in_handler = False
+            with self._stats_lock:
+                self.billed_s += time.monotonic() - t0
         failed = {f["itemIdentifier"] for f in (resp or {}).get("batchItemFailures", [])}
         done = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(msgs)
                 if m["MessageId"] not in failed]
         if done:
-            self.sqs.delete_message_batch(QueueUrl=self.res.queue_url, Entries=done)
+            try:
+                self.sqs.delete_message_batch(QueueUrl=self.res.queue_url, Entries=done)
+            except Exception as exc:  # noqa: BLE001 - as in Lambda: an undeleted token comes back later
+                print(f"\ndeleting tokens failed: {exc!r}", file=sys.stderr)
+                self.watch.finished([])
+                return
+        self.watch.finished([m["MessageId"] for m in msgs if m["MessageId"] not in failed])
 
-    # moto keeps visibility in wall-clock milliseconds; the runtime reads it to know when the
-    # next deferred token comes back, and releases tokens whose wait a clock jump has covered.
-    def _queue_model(self) -> Any:
-        from moto.core import DEFAULT_ACCOUNT_ID
-        from moto.sqs.models import sqs_backends
-
-        name = self.res.queue_url.rsplit("/", 1)[-1]
-        return sqs_backends[DEFAULT_ACCOUNT_ID][REGION].queues[name]
-
-    def _hidden(self) -> list[tuple[float, Any]]:
-        q = self._queue_model()
-        return [(m.visible_at / 1000.0, m) for m in list(q._messages)]
-
-    def _release_hidden(self, jumped_s: float) -> None:
+    # Tokens hidden by the fetcher come back when their wait is over; a clock jump (the runtime
+    # skipping idle time to the next round) covers some waits, whose tokens are released early.
+    def hidden_tokens(self) -> list[tuple[float, str]]:
+        """(wall-clock time it comes back, message id) of every token hidden now."""
         now = time.time()
-        for visible_at, msg in self._hidden():
-            if visible_at - now <= jumped_s and msg.receipt_handle:
-                self.sqs.change_message_visibility(QueueUrl=self.res.queue_url,
-                                                   ReceiptHandle=msg.receipt_handle, VisibilityTimeout=0)
+        with self.watch.cond:
+            return sorted((t, m) for m, t in self.watch.hidden_until.items() if t > now)
+
+    def release_hidden(self, jumped_s: float) -> None:
+        now = time.time()
+        for visible_at, msg in self.hidden_tokens():
+            handle = self.watch.handle_of.get(msg)
+            if visible_at - now <= jumped_s and handle:
+                self.sqs.change_message_visibility(QueueUrl=self.res.queue_url, ReceiptHandle=handle,
+                                                   VisibilityTimeout=0)
+                self.watch.hidden_for(handle, 0)
+        self.watch.sent(0)
 
     def _show_progress(self, hidden: int) -> None:
         if self.progress is not None:

@@ -1,0 +1,82 @@
+"""Drains committed outboxes: the effects that leave a host's partition, exactly once where it counts.
+
+Each effect is idempotent or remembered: tokens carry their deduplication id (SQS drops a
+repeat within 5 minutes; the receiving host remembers tokens it took in for days), URL records
+and source fields are plain puts and SETs, and events, which EventBridge cannot deduplicate,
+are marked sent in the host's drain mark, written after them. Only a crash between a successful
+PutEvents and that mark can repeat events; each carries its deterministic ``id`` for consumers."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from heed_core.errors import TransientError
+from heed_core.hoststate import DrainMark, Outbox
+from heed_core.store import HostStore, Results, Tokens
+
+__all__ = ["DrainReport", "Pending", "drain"]
+
+
+@dataclass(frozen=True)
+class Pending:
+    host: str
+    outbox: Outbox
+    mark: DrainMark  # what of it had left already (a previous, interrupted drain)
+
+
+@dataclass
+class DrainReport:
+    failed: dict[str, str] = field(default_factory=dict)  # host -> why its outbox is not fully out
+    events: int = 0
+    tokens: int = 0
+    records: int = 0
+
+
+def drain(pending: Sequence[Pending], store: HostStore, results: Results, tokens: Tokens) -> DrainReport:
+    """Drain every outbox given, batching each kind of effect over all of them."""
+    report = DrainReport()
+    work = [p for p in pending if p.outbox and p.outbox.version > p.mark.version]
+    if not work:
+        return report
+    outgoing = [t for p in work for t in p.outbox.tokens]
+    if outgoing:
+        try:
+            tokens.send(outgoing)
+            report.tokens = len(outgoing)
+        except TransientError as exc:
+            for p in work:
+                if p.outbox.tokens:
+                    report.failed[p.host] = f"tokens: {exc}"
+    for p in work:
+        for source_id, fields in p.outbox.sources:
+            try:
+                store.update_source(source_id, fields)
+            except TransientError as exc:
+                report.failed[p.host] = f"source {source_id}: {exc}"
+    events = [(p, e) for p in work for e in p.outbox.events if e[1] not in set(p.mark.sent)]
+    failed_ids: set[str] = set()
+    if events:
+        try:
+            failed_ids = set(results.emit_many([e for _, e in events]))
+        except TransientError as exc:
+            failed_ids = {e[1] for _, e in events}
+            for p, _ in events:
+                report.failed.setdefault(p.host, f"events: {exc}")
+        report.events = len(events) - len(failed_ids)
+    marks: list[tuple[str, DrainMark]] = []
+    for p in work:
+        unsent = [e[1] for e in p.outbox.events if e[1] in failed_ids]
+        if p.host in report.failed or unsent:
+            sent = tuple(dict.fromkeys(list(p.mark.sent) + [e[1] for e in p.outbox.events if e[1] not in failed_ids]))
+            marks.append((p.host, DrainMark(version=p.mark.version, sent=sent)))
+            report.failed.setdefault(p.host, f"{len(unsent)} events not put")
+        else:
+            marks.append((p.host, DrainMark(version=p.outbox.version)))
+    records = [u for p in work for u in p.outbox.urls]
+    try:
+        store.write_drained(records, marks)
+        report.records = len(records)
+    except TransientError as exc:
+        for p in work:
+            report.failed[p.host] = f"records: {exc}"
+    return report

@@ -1,0 +1,48 @@
+"""Why a work item is settled without a request: the site, the operator or our own promises say no."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from heed_core.hoststate import HostView
+from heed_core.profile import Profile
+from heed_core.urls import in_domain
+from heed_core.work import WorkItem
+
+__all__ = ["iso", "refusal"]
+
+
+def iso(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def refusal(profile: Profile, view: HostView, item: WorkItem, now: float) -> tuple[str, str] | None:
+    """(reason code, detail) when ``item`` must not be fetched now, or None."""
+    # COMMON-08: a stop request is honoured without any robots.txt change.
+    if in_domain(item.host, profile.get("operator.blocked_domains") or []):
+        return "blocked_by_operator", "listed in the profile's operator.blocked_domains"
+    if view.blocked is not None:
+        return "blocked_by_operator", view.blocked
+    if item.source_id in view.closed:
+        return "source_closed", view.closed[item.source_id]  # PRAHA-07
+    pace = view.pacing
+    if pace.stopped_until > now:
+        return "host_stopped", f"{pace.stop_reason} until {iso(pace.stopped_until)}"
+    if pace.skip_round and pace.skip_round == item.round_id:
+        return "robots_unavailable", "host skipped this round (robots.txt server error)"
+    recent = view.recent.get(item.url)
+    follow = profile.task("feed").get("article_followup") or {}
+    if item.purpose == "article" and follow.get("once_ever"):
+        # AUBE-03 / PRAHA-05: queued twice (two feeds, two rounds) is still read once.
+        if recent is not None or (item.seen is not None and item.seen.last_fetched is not None):
+            return "already_read", "an article page is read only once"
+    if item.ctx.get("title_only"):
+        week = float(profile.task("sitemap_fallback").get("title_refetch_after_s", 604800))
+        last = max(float(recent[0]) if recent else 0.0, (item.seen.title_fetched_at or 0.0) if item.seen else 0.0)
+        if last and now - last < week:
+            return "seen_recently", "title fetched within a week (SPRING-04)"
+    cadence = float(profile.task(item.task).get("min_read_interval_s") or 0.0)
+    if cadence and item.depth == 0 and item.hop == 0 and recent is not None and recent[2] == item.source_id:
+        # AUBE-08: one feed read per source per cadence, however many rounds queued it.
+        if now - float(recent[0]) < cadence:
+            return "seen_recently", f"read {int(now - float(recent[0]))} s ago; cadence {int(cadence)} s"
+    return None

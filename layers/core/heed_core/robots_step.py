@@ -1,0 +1,122 @@
+"""The robots.txt step of a host turn (COMMON-02): is the cached copy good, what to ask, what an answer means.
+
+A copy is kept per authority. Its life counts from the start of the round that read it
+(SPRING-09, AUBE-12: the next round of a daily or 15-minute schedule reads it anew), but it
+always serves at least ``MIN_SERVE_S`` after the request that read it, so work that outlived
+its round (a retry, a late hop) never finds the copy it just read already expired and asks
+again and again."""
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import Any
+
+from heed_core.extract.challenge import is_challenge
+from heed_core.hoststate import INLINE_AUX_BYTES, HostView
+from heed_core.ports import FetchResult
+from heed_core.profile import Profile
+from heed_core.responses import REDIRECT_STATUSES, classify
+from heed_core.robots import effective_delay
+from heed_core.robots_policy import RobotsCacheError, RobotsFetchPolicy, RobotsOutcome, robots_from_response
+from heed_core.urls import absolute, origin
+
+__all__ = ["RobotsSettled", "cached_outcome", "expiry", "request_url", "settle_robots"]
+
+ERROR_CACHE_S = 600.0  # a robots.txt 5xx/unreachable outcome is asked again after 10 minutes
+MIN_SERVE_S = 300.0  # a copy serves at least this long after the request that read it
+HOP_TTL_S = 3600.0
+
+_parsed: OrderedDict[tuple[str, float], RobotsOutcome] = OrderedDict()  # parse once per copy, not per turn
+_PARSED_MAX = 512
+
+
+def expiry(t_end: float, round_start: float, ttl: float) -> float:
+    """When a copy read at ``t_end`` for work of the round started at ``round_start`` expires."""
+    anchor = round_start if round_start and round_start <= t_end else t_end
+    return max(anchor + ttl, t_end + min(ttl, MIN_SERVE_S))
+
+
+def cached_outcome(view: HostView, policy: RobotsFetchPolicy, now: float) -> RobotsOutcome | None:
+    """The cached outcome if it is still good (rebuilt under the bot's current policy), else None."""
+    meta = view.robots
+    if not meta or float(meta.get("exp", 0.0)) <= now:
+        return None
+    stamp = float(meta.get("stamp", 0.0))
+    rec = meta.get("rec")
+    if rec is None:
+        aux = view.aux.get("robots") or {}
+        if float(aux.get("stamp", -1.0)) != stamp:
+            return None  # the big copy never landed (or is older): read robots.txt again
+        rec = aux.get("rec")
+    key = (view.host, stamp)
+    hit = _parsed.get(key)
+    if hit is not None:
+        _parsed.move_to_end(key)
+        return hit
+    try:
+        outcome = RobotsOutcome.from_dict(rec or {}, policy)
+    except RobotsCacheError:
+        return None
+    _parsed[key] = outcome
+    if len(_parsed) > _PARSED_MAX:
+        _parsed.popitem(last=False)
+    return outcome
+
+
+def request_url(view: HostView, now: float) -> tuple[str, int]:
+    """robots.txt of the host, or the redirect hop reached so far (RFC 9309 2.3.1.2)."""
+    hop = view.robots_hop
+    if hop and float(hop.get("exp", 0.0)) > now:
+        return str(hop["url"]), int(hop["hops"])
+    return origin(view.host) + "/robots.txt", 0
+
+
+@dataclass(frozen=True)
+class RobotsSettled:
+    aux: dict[str, Any] | None = None  # a big copy to put beside the host item before the commit
+    stop: tuple[float, str] | None = None  # SPRING-05 / PRAHA-07: (until, reason) the site asked us to stop
+    stop_action: str = "stop_host"
+    redirected: bool = False
+    detail: str = ""
+
+
+def settle_robots(profile: Profile, view: HostView, result: FetchResult, hops: int, round_start: float,
+                  now: float) -> RobotsSettled:
+    """Record what one robots.txt answer means in ``view`` (changed in place)."""
+    t_end = result.t_end or now
+    min_delay = float(profile.get("politeness.min_delay_s"))
+    nxt = absolute(result.url, result.header("Location") or "") if result.status in REDIRECT_STATUSES else None
+    if nxt is not None and hops < int(profile.get("robots.max_redirects")):
+        # COMMON-06: each hop is its own request, paced on the host it goes to.
+        view.robots_hop = {"url": nxt, "hops": hops + 1, "exp": t_end + HOP_TTL_S}
+        return RobotsSettled(redirected=True)
+    view.robots_hop = None
+    challenge = is_challenge(result.status, result.headers, result.body)
+    if result.status == 429 or challenge:
+        # SPRING-05 / PRAHA-07: "too many requests" (or a challenge) on robots.txt is the site
+        # asking us to stop, not a missing file: stop the host, or close the source.
+        outcome = classify(result, responses=profile.get("responses"), retries_used_today=0, now=now,
+                           challenge=challenge)
+        return RobotsSettled(stop=(outcome.until or now, outcome.reason), stop_action=outcome.action,
+                             detail=outcome.detail)
+    policy = RobotsFetchPolicy.from_mapping(profile.get("robots"))
+    outcome = robots_from_response(result.status, result.error, result.body, policy)
+    ttl = float(profile.get("robots.cache_ttl_s"))
+    if outcome.reason in ("robots_server_error", "robots_unreachable"):
+        ttl = min(ttl, ERROR_CACHE_S)
+    rec = outcome.to_dict()
+    meta: dict[str, Any] = {"exp": expiry(t_end, round_start, ttl), "stamp": t_end}
+    aux = None
+    if len(json.dumps(rec)) <= INLINE_AUX_BYTES:
+        meta["rec"] = rec
+    else:
+        aux = {"stamp": t_end, "rec": rec}
+    view.robots = meta
+    _parsed[(view.host, t_end)] = outcome
+    if outcome.kind == "parsed" and outcome.robots is not None:
+        # The Crawl-delay now known lengthens the gap after this very request.
+        delay = effective_delay(min_delay, outcome.robots.crawl_delay(profile.robots_token),
+                                float(profile.get("politeness.crawl_delay_cap_s")))
+        view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, t_end + delay))
+    return RobotsSettled(aux=aux)

@@ -1,0 +1,232 @@
+"""The plan of one host turn: from a snapshot of the host and the token in hand, what happens now.
+
+Pure: ``plan_turn(profile, view, token, now)`` takes in the token's work, settles what must not
+be fetched (refusals, robots.txt says no), and ends with at most one request (robots.txt, a
+redirect hop of it, tdmrep.json, or the next work item) or with how long to wait. It changes
+only its own copy of the view; the executor makes the request and commits the copy."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from heed_core import politeness
+from heed_core.hoststate import TOKENS_FOR_S, HostView
+from heed_core.ports import FetchRequest, FetchResult
+from heed_core.profile import Profile
+from heed_core.refusals import refusal
+from heed_core.robots import effective_delay
+from heed_core.robots_policy import RobotsFetchPolicy
+from heed_core.robots_step import cached_outcome, request_url
+from heed_core.tasks import Event_, TaskInput, handle_failure
+from heed_core.urls import authority, origin
+from heed_core.work import WorkItem
+
+__all__ = ["MAX_STEPS", "Plan", "SkipRec", "TokenIn", "plan_turn", "tdmrep_url"]
+
+MAX_STEPS = 500  # items settled without a request in one turn before the token comes back
+
+
+@dataclass(frozen=True)
+class TokenIn:
+    """The SQS message in hand: which host, the token's id (its owner name), the work it brings."""
+
+    host: str
+    tok: str
+    items: tuple[WorkItem, ...] = ()
+    bad: tuple[tuple[str, str], ...] = ()  # (what, why) for items that did not decode
+    receives: int = 1  # ApproximateReceiveCount
+    message_id: str = ""  # the SQS message: the owner of a host is a message, not a body (copies differ)
+
+    @property
+    def owner(self) -> str:
+        return self.message_id or self.tok
+
+
+@dataclass(frozen=True)
+class SkipRec:
+    url: str
+    reason: str
+    detail: str
+    purpose: str = ""
+    source: str = ""
+    round: str = ""
+
+    @classmethod
+    def of(cls, item: WorkItem, url: str, reason: str, detail: str) -> SkipRec:
+        return cls(url, reason, detail, item.purpose, item.source_id, item.round_id)
+
+
+@dataclass
+class Plan:
+    view: HostView
+    skips: list[SkipRec] = field(default_factory=list)
+    events: list[Event_] = field(default_factory=list)
+    sources: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    request: FetchRequest | None = None
+    role: str = ""  # robots | tdmrep | item
+    item: WorkItem | None = None  # the work item the request is for, or waits on
+    hops: int = 0  # robots.txt redirect hops so far
+    delay: float = 0.0  # the gap after the item's request (Crawl-delay included)
+    gate_host: str = ""  # the host whose pacing the request obeys
+    wait: float | None = None  # no request: come back after this many seconds (None: no work left)
+    why: str = ""
+    dirty: bool = False  # decisions to write even without a request
+    foreign_owner: bool = False  # another token holds the host
+
+
+def tdmrep_url(host: str) -> str:
+    return origin(host) + "/.well-known/tdmrep.json"
+
+
+_policies: dict[int, RobotsFetchPolicy] = {}
+
+
+def _policy(profile: Profile) -> RobotsFetchPolicy:
+    key = id(profile)
+    if key not in _policies:
+        _policies[key] = RobotsFetchPolicy.from_mapping(profile.get("robots"))
+    return _policies[key]
+
+
+def _gate_wait(view: HostView, now: float) -> float | None:
+    decision = politeness.decide(view.pacing, now)
+    if isinstance(decision, politeness.Wait):
+        return decision.until - now
+    return None
+
+
+def plan_turn(profile: Profile, snapshot: HostView, token: TokenIn, now: float) -> Plan:
+    v = snapshot.copy()
+    plan = Plan(view=v)
+    for what, why in token.bad:
+        plan.skips.append(SkipRec(what, "bad_work_item", why))
+    for raw, why in v.bad_items:
+        plan.skips.append(SkipRec(str(raw)[:200], "bad_work_item", why))
+        plan.dirty = True  # written back without them: an undecodable item never blocks its host
+    v.bad_items = []
+    if v.owner and v.owner != token.owner and v.lease_until > now:
+        # COMMON-05: another token is at work on this host (its request may be in flight).
+        return Plan(view=snapshot.copy(), wait=v.lease_until - now, why="lease_taken", foreign_owner=True)
+    if token.items and token.tok not in v.tokens_done:
+        known = {i.work_id for i in v.frontier}
+        v.frontier += [i for i in token.items if i.work_id not in known]
+        v.tokens_done[token.tok] = now + TOKENS_FOR_S
+    for _ in range(MAX_STEPS):
+        v.frontier.sort(key=lambda i: i.order_key)
+        if not v.frontier:
+            plan.why = "no_work"
+            return plan
+        ready = [i for i in v.frontier if i.not_before <= now]
+        if not ready:
+            plan.wait, plan.why = min(i.not_before for i in v.frontier) - now, "not_before"
+            return plan
+        item = ready[0]
+        if _step(profile, v, item, now, plan):
+            return plan
+    plan.wait, plan.why = 0.0, "yield"
+    return plan
+
+
+def _settle_without_request(v: HostView, item: WorkItem, plan: Plan, reason: str, detail: str) -> None:
+    v.frontier = [i for i in v.frontier if i.work_id != item.work_id]
+    plan.skips.append(SkipRec.of(item, item.url, reason, detail))
+    plan.dirty = True
+
+
+def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan) -> bool:
+    """True when the plan is complete (a request, or a wait); False: the item was settled."""
+    refused = refusal(profile, v, item, now)
+    if refused is not None:
+        _settle_without_request(v, item, plan, *refused)
+        return False
+    outcome = cached_outcome(v, _policy(profile), now)
+    if outcome is None:
+        # COMMON-02: robots.txt before anything else on the host.
+        url, hops = request_url(v, now)
+        gate = authority(url)
+        wait = _gate_wait(v, now) if gate == v.host else None
+        if wait is not None:
+            plan.wait, plan.why = wait, "gap"
+            return True
+        plan.request = FetchRequest(url=url, purpose="robots", max_bytes=int(profile.get("robots.max_bytes")))
+        plan.role, plan.item, plan.hops, plan.gate_host = "robots", item, hops, gate
+        return True
+    if outcome.error in ("private_address", "invalid_url"):
+        # Safety first: the host's address was refused before any byte left.
+        _settle_without_request(v, item, plan, outcome.error,
+                                "refused before connecting (use --allow-private for local runs)")
+        return False
+    if outcome.kind == "skip_host" or outcome.robots is None:
+        # SUBSIDIE-11: a 5xx on robots.txt skips the host for this round.
+        v.pacing = replace(v.pacing, skip_round=item.round_id)
+        _settle_without_request(v, item, plan, "robots_unavailable",
+                                f"robots.txt {outcome.status or outcome.error}: host skipped this round")
+        return False
+    verdict = outcome.robots.verdict(item.url, profile.robots_token)
+    if not verdict.allowed:
+        code = "robots_disallowed" if outcome.kind == "parsed" else "robots_unavailable"
+        detail = verdict.rule or ""
+        if verdict.line:
+            detail = f"{detail} (line {verdict.line}, group {verdict.group})"
+        if item.task == "site_check" and outcome.reason == "robots_unreachable":
+            # PRAHA-04 records "reachable or not": a site that does not answer is a result.
+            down = FetchResult(url=item.url, status=None, error=outcome.error or "unreachable", sent=False)
+            out = handle_failure(TaskInput(profile=profile, item=item, result=down, now=now), code, detail)
+            plan.events += out.events
+            if out.source_fields:
+                plan.sources.append((item.source_id, out.source_fields))
+        _settle_without_request(v, item, plan, code, detail)
+        return False
+    delay = effective_delay(float(profile.get("politeness.min_delay_s")), verdict.crawl_delay,
+                            float(profile.get("politeness.crawl_delay_cap_s")))
+    follow = profile.task("feed").get("article_followup") or {}
+    if item.purpose == "article" and follow.get("respect_tdmrep") and not _tdmrep_known(v, now):
+        url = tdmrep_url(v.host)
+        if not outcome.robots.verdict(url, profile.robots_token).allowed:
+            # COMMON-02 holds for the well-known file too: not read means no reservation known.
+            ttl = float(profile.get("robots.cache_ttl_s"))
+            v.tdmrep = {"exp": now + ttl, "stamp": now, "rec": {"status": None, "body": "",
+                                                                  "note": "robots.txt disallows tdmrep.json"}}
+            plan.dirty = True
+        else:
+            wait = _gate_wait(v, now)
+            if wait is not None:
+                plan.wait, plan.why = wait, "gap"
+                return True
+            plan.request = FetchRequest(url=url, purpose="tdmrep", max_bytes=profile.max_bytes("tdmrep"))
+            plan.role, plan.item, plan.delay, plan.gate_host = "tdmrep", item, delay, v.host
+            return True
+    wait = _gate_wait(v, now)
+    if wait is not None:
+        plan.wait, plan.why = wait, "gap"
+        return True
+    headers: dict[str, str] = {}
+    if profile.get("conditional_requests") and item.seen is not None:
+        # AUBE-02 / WANNADO-07: an unchanged page costs the site a 304.
+        if item.seen.etag:
+            headers["If-None-Match"] = item.seen.etag
+        if item.seen.last_modified:
+            headers["If-Modified-Since"] = item.seen.last_modified
+    plan.request = FetchRequest(url=item.url, purpose=item.purpose, max_bytes=profile.max_bytes(item.purpose),
+                                headers=headers)
+    plan.role, plan.item, plan.delay, plan.gate_host = "item", item, delay, v.host
+    return True
+
+
+def _tdmrep_known(v: HostView, now: float) -> bool:
+    meta = v.tdmrep
+    if not meta or float(meta.get("exp", 0.0)) <= now:
+        return False
+    if meta.get("rec") is None:
+        return float((v.aux.get("tdmrep") or {}).get("stamp", -1.0)) == float(meta.get("stamp", 0.0))
+    return True
+
+
+def tdmrep_body(v: HostView) -> bytes | None:
+    """The host's cached tdmrep.json body (PRAHA-03), if one was read with a 200."""
+    meta = v.tdmrep or {}
+    rec = meta.get("rec")
+    if rec is None:
+        rec = (v.aux.get("tdmrep") or {}).get("rec") or {}
+    body = rec.get("body") or ""
+    return body.encode("utf-8") if body and rec.get("status") == 200 else None
