@@ -80,11 +80,12 @@ class WebBotAuthSigner:
         label: str = "sig1",
         agent_key: str | None = None,
         nonce: Callable[[], str] = _random_nonce,
+        max_lifetime_s: float = MAX_LIFETIME_S,
     ) -> None:
         if not isinstance(key, Ed25519PrivateKey):
             raise IdentityError("the signing key must be an Ed25519 private key")
-        if not 1 <= lifetime_s <= MAX_LIFETIME_S:
-            raise IdentityError(f"lifetime_s: {lifetime_s!r} must be between 1 and {MAX_LIFETIME_S} seconds")
+        if not 1 <= lifetime_s <= max_lifetime_s:
+            raise IdentityError(f"lifetime_s: {lifetime_s!r} must be between 1 and {max_lifetime_s:g} seconds")
         self.signature_agent = check_signature_agent(signature_agent)
         self.keyid = thumbprint(key)
         self.label = label
