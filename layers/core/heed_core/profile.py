@@ -80,6 +80,7 @@ SCHEMA: dict[str, tuple[bool, Callable[[Any], bool], str]] = {
 
 TASK_KINDS = ("feed", "page", "sitemap", "site_check", "subsidy", "agenda")
 _TOP_LEVEL = {k.split(".")[0] for k in SCHEMA} | {"extends", "egress", "operator", "description"}
+_TOP_LEVEL |= {"identity", "usage"}  # issue 13: checked by _validate_identity_and_usage
 
 
 @dataclass(frozen=True)
@@ -229,7 +230,77 @@ def validate(data: Mapping[str, Any]) -> Profile:
             f"user_agent: its product token {ua_token!r} is not the robots_token {data['robots_token']!r}")
     if "+" + str(data["info_url"]) not in str(data["user_agent"]):
         raise ProfileError("user_agent: must carry the info_url (COMMON-01: '+' info URL)")
+    _validate_identity_and_usage(data)
     return Profile(data=data)
+
+
+# --- issue 13: identity.web_bot_auth and usage, self-contained until the typed rewrite ---------
+
+_WEB_BOT_AUTH_KEYS = ("enabled", "key_file", "key_secret", "signature_agent", "lifetime_s")
+
+
+def _unknown_key(where: str, key: Any, known: tuple[str, ...]) -> ProfileError:
+    import difflib
+
+    close = difflib.get_close_matches(str(key), known, n=1)
+    hint = f"did you mean {close[0]}?" if close else f"known: {', '.join(known)}"
+    return ProfileError(f"{where}.{key}: unknown key ({hint})")
+
+
+def _validate_identity_and_usage(data: Mapping[str, Any]) -> None:
+    """``identity.web_bot_auth.*`` (signed requests, off by default) and ``usage`` (what the bot
+    does with what it reads, in draft-ietf-aipref-vocab's labels). The private key never goes in
+    a profile: only the name of a file or of a secret."""
+    from heed_core.usage import USES
+
+    uses = data.get("usage", [])
+    if not isinstance(uses, list) or not all(isinstance(u, str) for u in uses):
+        raise ProfileError(f"usage: {uses!r} is not valid (must be a list of uses: {', '.join(USES)})")
+    for use in uses:
+        if use not in USES:
+            raise _unknown_key("usage", use, USES)
+    if len(set(uses)) != len(uses):
+        raise ProfileError("usage: a use is listed twice")
+    identity = data.get("identity")
+    if identity is None:
+        return
+    if not isinstance(identity, Mapping):
+        raise ProfileError("identity: must be a mapping (identity.web_bot_auth: ...)")
+    for key in identity:
+        if key != "web_bot_auth":
+            raise _unknown_key("identity", key, ("web_bot_auth",))
+    wba = identity.get("web_bot_auth") or {}
+    if not isinstance(wba, Mapping):
+        raise ProfileError("identity.web_bot_auth: must be a mapping of options")
+    where = "identity.web_bot_auth"
+    for key in wba:
+        if key not in _WEB_BOT_AUTH_KEYS:
+            raise _unknown_key(where, key, _WEB_BOT_AUTH_KEYS)
+    if "enabled" in wba and not _bool(wba["enabled"]):
+        raise ProfileError(f"{where}.enabled: {wba['enabled']!r} is not valid (must be true or false)")
+    for key in ("key_file", "key_secret"):
+        if key in wba:
+            if not _str(wba[key]):
+                raise ProfileError(f"{where}.{key}: must be a non-empty string")
+            if "PRIVATE KEY" in wba[key] or "\n" in wba[key]:
+                raise ProfileError(f"{where}.{key}: names where the key is; the private key itself never goes "
+                                   "in a profile")
+    secret = wba.get("key_secret")
+    if secret is not None and not re.match(r"(secretsmanager:.|ssm:/.|arn:aws[a-z-]*:(secretsmanager|ssm):)", secret):
+        raise ProfileError(f"{where}.key_secret: {secret!r} is not valid (must be secretsmanager:NAME, ssm:/NAME "
+                           "or the ARN of a Secrets Manager secret or an SSM SecureString parameter)")
+    agent = wba.get("signature_agent")
+    if agent is not None and not (isinstance(agent, str) and re.fullmatch(r"https://[^\s/?#]+(/[^\s#]*)?", agent)):
+        raise ProfileError(f"{where}.signature_agent: {agent!r} is not valid (must be the https URL of the key "
+                           "directory, e.g. https://example.org/.well-known/http-message-signatures-directory)")
+    if "lifetime_s" in wba and not (_num(1)(wba["lifetime_s"]) and wba["lifetime_s"] <= 86400):
+        raise ProfileError(f"{where}.lifetime_s: {wba['lifetime_s']!r} is not valid (must be 1 to 86400 seconds)")
+    if wba.get("enabled"):
+        if agent is None:
+            raise ProfileError(f"{where}.signature_agent: missing (required when enabled)")
+        if "key_file" not in wba and "key_secret" not in wba:
+            raise ProfileError(f"{where}: enabled, but neither key_file (local) nor key_secret (AWS) says where "
+                               "the private key is")
 
 
 def load_profile(ref: str) -> Profile:
