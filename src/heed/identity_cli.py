@@ -136,8 +136,8 @@ def _captured(text: str) -> tuple[str, str, list[tuple[str, str]]]:
                        '({"authority": ..., "headers": {...}}; see heed identity verify --help)')
     try:
         data = json.loads(text)
-    except ValueError as exc:
-        raise _Mistake(f"stdin is not JSON ({exc.msg} at line {getattr(exc, 'lineno', '?')})") from exc
+    except json.JSONDecodeError as exc:
+        raise _Mistake(f"stdin is not JSON ({exc.msg} at line {exc.lineno})") from exc
     if not isinstance(data, dict):
         raise _Mistake("stdin must be a JSON object with authority (or url) and headers")
     method = data.get("method", "GET")
@@ -163,7 +163,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from heed_core.identity.directory import key_directory
     from heed_core.identity.verify import directory_keys, verify_request
 
-    settings = _settings(args.bot) if not args.directory else None
     if args.directory:
         from heed_core.identity.settings import WebBotAuthSettings
         from heed_core.profile import load_profile
@@ -175,6 +174,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             raise _Mistake(f"{args.directory}: cannot read ({exc.strerror or type(exc).__name__})") from exc
         keys = directory_keys(body)
     else:
+        settings = _settings(args.bot)
         expect = settings.signature_agent
         keys = directory_keys(key_directory([_bot_key(settings)]))
     now = _when(args.at)

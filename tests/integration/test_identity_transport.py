@@ -106,7 +106,7 @@ class Handler(BaseHTTPRequestHandler):
         headers = dict(self.headers.items())
         host = (self.headers.get("Host") or "").split(":")[0]
         doc = site.directory
-        record = {"host": host, "path": self.path, "names": [k.lower() for k in self.headers.keys()],
+        record = {"host": host, "path": self.path, "names": [k.lower() for k in self.headers],
                   "independent": independent_check(headers, doc.body, site.now),
                   "heed": verify_request(method="GET", url=f"https://{self.headers['Host']}{self.path}",
                                          headers=headers, keys=directory_keys(doc.body), now=site.now,

@@ -7,7 +7,6 @@ import io
 import json
 import os
 import stat
-from pathlib import Path
 
 import pytest
 

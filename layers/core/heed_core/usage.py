@@ -11,7 +11,7 @@ Several statements combine most restrictively (vocab 5.1): one ``n`` for a decla
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, cast
 
 import http_sf
 
@@ -61,7 +61,7 @@ def parse_preferences(value: str | bytes) -> dict[str, bool]:
     Token, a parse failure such as an upper-case key) leaves that use unknown."""
     raw = value.encode("utf-8", "replace") if isinstance(value, str) else value
     try:
-        parsed = http_sf.parse(raw, tltype="dictionary")
+        parsed = cast(dict[str, Any], http_sf.parse(raw, tltype="dictionary"))
     except http_sf.StructuredFieldError:
         return {}
     out: dict[str, bool] = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping, Union
+from typing import Any, Iterable, Mapping, Union, cast
 
 import http_sf
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -95,7 +95,7 @@ def _get(headers: Mapping[str, str], name: str) -> str | None:
 
 
 def _dictionary(value: str) -> dict[str, Any]:
-    return http_sf.parse(value.encode("latin-1"), tltype="dictionary")  # type: ignore[no-any-return]
+    return cast(dict[str, Any], http_sf.parse(value.encode("latin-1"), tltype="dictionary"))
 
 
 def _no(reason: str, detail: str, **kw: Any) -> Verification:
@@ -119,7 +119,7 @@ def directory_keys(body: bytes) -> dict[str, Ed25519PublicKey]:
         key = public_key_from_jwk(entry)
         keyid = thumbprint(entry)
         if "kid" in entry and entry["kid"] != keyid:
-            raise IdentityError(f"directory key {entry['kid']!r} is labelled with a kid that is not its thumbprint {keyid}")
+            raise IdentityError(f"directory key {entry['kid']!r} has a kid that is not its thumbprint {keyid}")
         keys[keyid] = key
     if not keys:
         raise IdentityError("the key directory holds no Ed25519 key")
@@ -252,7 +252,8 @@ def verify_directory(*, url: str, headers: Headers, body: bytes, now: float) -> 
         label, (components, params) = signed[keyid]
         covered = {(item, tuple(sorted(p))) for item, p in components}
         if ("@authority", ("req",)) not in covered:
-            return DirectoryCheck(False, "authority_not_covered", f'signature {label} does not cover "@authority";req', keys)
+            return DirectoryCheck(False, "authority_not_covered", f'signature {label} does not cover "@authority";req',
+                                  keys)
         if ("content-digest", ()) not in covered:
             return DirectoryCheck(False, "digest_not_covered", f"signature {label} does not cover content-digest", keys)
         problem = _time_problem(params, now)
