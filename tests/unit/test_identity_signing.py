@@ -16,6 +16,7 @@ from heed_core.identity.keys import (
     public_jwk,
     thumbprint,
 )
+from heed_core.identity.settings import WebBotAuthSettings
 from heed_core.identity.signing import SigningError, WebBotAuthSigner
 from heed_core.identity.verify import directory_keys, verify_directory, verify_request
 from heed_core.ports import FakeClock
@@ -107,7 +108,8 @@ def test_signature_has_the_drafts_components_and_parameters_from_the_injected_cl
 
 
 def test_lifetime_is_the_profiles_and_every_nonce_is_fresh(key):
-    signer = signer_for(key, lifetime_s=300)
+    settings = WebBotAuthSettings(enabled=True, key_file="k.pem", signature_agent=AGENT, lifetime_s=300)
+    signer = WebBotAuthSigner.from_settings(settings, key, FakeClock(NOW))
     first, second = (signer.signature_headers("GET", "https://a.example/")["Signature-Input"] for _ in range(2))
     assert f"expires={int(NOW) + 300};" in first
     nonce = lambda s: s.split(';nonce="')[1].split('"')[0]  # noqa: E731

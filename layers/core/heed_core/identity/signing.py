@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from http_message_signatures import HTTPMessageSigner, HTTPMessageSignaturesException, MappingKeyResolver, algorithms
 
 from heed_core.identity.keys import IdentityError, thumbprint
-from heed_core.identity.settings import DEFAULT_LIFETIME_S, MAX_LIFETIME_S
+from heed_core.identity.settings import DEFAULT_LIFETIME_S, MAX_LIFETIME_S, WebBotAuthSettings
 from heed_core.ports import Clock
 
 __all__ = ["TAG", "RequestSigner", "SigningError", "WebBotAuthSigner", "check_signature_agent"]
@@ -105,6 +105,13 @@ class WebBotAuthSigner:
             signature_algorithm=algorithms.ED25519,
             key_resolver=MappingKeyResolver(public_keys={}, private_keys={self.keyid: key}),
         )
+
+    @classmethod
+    def from_settings(cls, settings: WebBotAuthSettings, key: Ed25519PrivateKey, clock: Clock) -> WebBotAuthSigner:
+        """The signer a profile asks for; ``key`` was loaded from ``settings.key_file`` or ``key_secret``."""
+        if not settings.signature_agent:
+            raise IdentityError("identity.web_bot_auth.signature_agent: missing")
+        return cls(key, signature_agent=settings.signature_agent, clock=clock, lifetime_s=settings.lifetime_s)
 
     def signature_headers(self, method: str, url: str) -> dict[str, str]:
         created = int(math.floor(self._clock.now()))
