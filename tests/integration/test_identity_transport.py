@@ -86,7 +86,8 @@ class Site(ThreadingHTTPServer):
         super().__init__((HOST_IP, 0), Handler)
         self.socket = tls.wrap_socket(self.socket, server_side=True)
         self.now = now
-        self.directory: Any = None  # the DirectoryDocument the bot publishes, set by the test
+        self.directory: Any = None  # the DirectoryDocument the bot publishes at bot.test
+        self.published = b""  # the directory as the site fetched it from the Signature-Agent URL
         self.seen: list[dict[str, Any]] = []
         self.lock = threading.Lock()
 
@@ -106,13 +107,14 @@ class Handler(BaseHTTPRequestHandler):
         headers = dict(self.headers.items())
         host = (self.headers.get("Host") or "").split(":")[0]
         doc = site.directory
-        record = {"host": host, "path": self.path, "names": [k.lower() for k in self.headers],
-                  "independent": independent_check(headers, doc.body, site.now),
-                  "heed": verify_request(method="GET", url=f"https://{self.headers['Host']}{self.path}",
-                                         headers=headers, keys=directory_keys(doc.body), now=site.now,
-                                         expect_agent=doc.url).reason}
-        with site.lock:
-            site.seen.append(record)
+        if site.published:  # requests before the site resolved the directory are its own fetch
+            record = {"host": host, "path": self.path, "names": [k.lower() for k in self.headers],
+                      "independent": independent_check(headers, site.published, site.now),
+                      "heed": verify_request(method="GET", url=f"https://{self.headers['Host']}{self.path}",
+                                             headers=headers, keys=directory_keys(site.published), now=site.now,
+                                             expect_agent=doc.url).reason}
+            with site.lock:
+                site.seen.append(record)
         if host == "bot.test" and self.path == DIRECTORY_PATH:
             self.reply(200, doc.body, doc.headers)
         elif self.path == "/robots.txt":
@@ -179,11 +181,37 @@ def site(tls_files: tuple[Path, Path, Path]) -> Iterator[Site]:
     server.server_close()
 
 
+def raw_get(site: Site, ca: Path, host: str, path: str,
+            headers: dict[str, str]) -> tuple[int, list[tuple[str, str]], bytes]:
+    """A GET that is not the bot's: http.client over TLS to ``host`` (SNI and Host) at 127.0.0.4."""
+    context = ssl.create_default_context(cafile=str(ca))
+    conn = http.client.HTTPConnection(HOST_IP, site.port, timeout=5)
+    conn.sock = context.wrap_socket(socket.create_connection((HOST_IP, site.port), timeout=5), server_hostname=host)
+    conn.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
+    conn.putheader("Host", f"{host}:{site.port}")
+    for name, value in headers.items():
+        conn.putheader(name, value)
+    conn.endheaders()
+    response = conn.getresponse()
+    body = response.read()
+    conn.close()
+    return response.status, response.getheaders(), body
+
+
+def resolve_directory(site: Site, ca: Path, agent: str) -> bytes:
+    """What a site does before trusting a Signature-Agent: fetch it, check type and signature."""
+    status, headers, body = raw_get(site, ca, "bot.test", DIRECTORY_PATH, {"Accept": MEDIA_TYPE})
+    assert status == 200 and dict(headers)["Content-Type"] == MEDIA_TYPE
+    assert verify_directory(url=agent, headers=headers, body=body, now=site.now).valid
+    return body
+
+
 def bot(site: Site, ca: Path) -> tuple[RequestsTransport, WebBotAuthSigner]:
     key = private_key_from_pem(generate_private_pem())
     clock = FakeClock(site.now)
     agent = f"https://bot.test:{site.port}{DIRECTORY_PATH}"
     site.directory = signed_directory([key], url=agent, now=clock.now())
+    site.published = resolve_directory(site, ca, agent)
     signer = WebBotAuthSigner(key, signature_agent=agent, clock=clock)
     transport = RequestsTransport(user_agent=UA, clock=clock, allow_private=True, connect_timeout_s=2,
                                   read_timeout_s=2, total_deadline_s=5, resolver=lambda host, port: [HOST_IP],
@@ -243,18 +271,7 @@ def test_a_request_with_a_tampered_header_fails_at_the_site(site: Site, tls_file
     sent = signer.signature_headers("GET", f"{base}/feed.xml")
     # WHEN an impostor replays them with its own Signature-Agent
     tampered = {**sent, "Signature-Agent": 'sig1="https://impostor.example/.well-known/http-message-signatures-directory"'}
-    context = ssl.create_default_context(cafile=str(ca))
-    conn = http.client.HTTPConnection(HOST_IP, site.port, timeout=5)
-    conn.sock = context.wrap_socket(socket.create_connection((HOST_IP, site.port), timeout=5),
-                                    server_hostname="site.test")
-    conn.putrequest("GET", "/feed.xml", skip_host=True, skip_accept_encoding=True)
-    conn.putheader("Host", f"site.test:{site.port}")
-    conn.putheader("User-Agent", UA)
-    for name, value in tampered.items():
-        conn.putheader(name, value)
-    conn.endheaders()
-    conn.getresponse().read()
-    conn.close()
+    raw_get(site, ca, "site.test", "/feed.xml", {"User-Agent": UA, **tampered})
     # THEN both verifiers refuse exactly that one
     assert [s["independent"] for s in site.seen] == ["ok", "bad signature"]
     assert [s["heed"] for s in site.seen] == ["valid", "agent_mismatch"]
