@@ -5,6 +5,7 @@ here and nowhere else (numbers a bot promises on its info page live in that bot'
 """
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -227,6 +228,45 @@ class InfoPage:
     privacy_url: str | None = key(None, check=_http_url, doc="the operator's privacy statement")
 
 
+# --- identity and usage (signed requests, AIPREF) -----------------------------------------------
+
+_SECRET = r"(secretsmanager:.+|ssm:/.+|arn:aws[a-z-]*:(secretsmanager|ssm):.+)"
+
+
+def _key_ref(v: str) -> str | None:
+    # The private key never goes in a profile: only where it is.
+    if "PRIVATE KEY" in v or "\n" in v:
+        return "names where the key is; the private key itself never goes in a profile"
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebBotAuth:
+    enabled: bool = key(False, doc="sign every request (Web Bot Auth on RFC 9421 HTTP Message Signatures)")
+    key_file: str | None = key(None, check=_key_ref, doc="the Ed25519 private key's PEM file (local runs)")
+    key_secret: str | None = key(None, check=lambda v: _key_ref(v) or _pattern(
+        _SECRET, "secretsmanager:NAME, ssm:/NAME or a Secrets Manager or SSM ARN")(v),
+        doc="where the private key is on AWS (Secrets Manager or an SSM SecureString)")
+    signature_agent: str | None = key(None, check=_pattern(r"https://[^\s/?#]+(/[^\s#]*)?", "an https URL"),
+                                      doc="the key directory's URL (the Signature-Agent header)")
+    lifetime_s: float = key(60, ge=1, doc="how long a signature is valid")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Identity:
+    web_bot_auth: WebBotAuth = key(factory=WebBotAuth, doc="signed requests, off by default")
+
+
+USES = ("train-ai", "ai-use", "search")  # draft-ietf-aipref-vocab's labels
+
+
+def _use(v: str) -> str | None:
+    if v in USES:
+        return None
+    close = difflib.get_close_matches(v, USES, n=1, cutoff=0.6)
+    return f"{v!r} is not a use ({'did you mean ' + close[0] + '?' if close else 'known: ' + ', '.join(USES)})"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Spec:
     """The whole profile, typed. `Profile` wraps it with the merged mapping."""
@@ -249,12 +289,25 @@ class Spec:
     schedules: tuple[Schedule, ...] = key((), what="a list of {expression, task}")
     tasks: Tasks = key(factory=Tasks)
     info_page: InfoPage | None = key(None, doc="the words of the public info page")
+    identity: Identity = key(factory=Identity, doc="how the bot proves who it is")
+    usage: tuple[str, ...] = key((), check=_use, what=f"a list of uses: {', '.join(USES)}",
+                                 doc="what the bot does with what it reads (AIPREF vocabulary)")
 
 
 # --- cross-key rules ---------------------------------------------------------------------------
 
 def cross_check(spec: Spec) -> None:
     """Rules between keys, after each key passed its own check."""
+    wba = spec.identity.web_bot_auth
+    if wba.lifetime_s > 86400:
+        raise ProfileError(f"identity.web_bot_auth.lifetime_s: {wba.lifetime_s!r} is not valid (must be 1 to 86400 seconds)")
+    if wba.enabled and not wba.signature_agent:
+        raise ProfileError("identity.web_bot_auth.signature_agent: missing (required when enabled)")
+    if wba.enabled and not (wba.key_file or wba.key_secret):
+        raise ProfileError("identity.web_bot_auth: enabled, but neither key_file (local) nor key_secret (AWS) says "
+                           "where the private key is")
+    if len(set(spec.usage)) != len(spec.usage):
+        raise ProfileError("usage: a use is listed twice")
     ua_token = re.split(r"[/\s]", spec.user_agent, maxsplit=1)[0]
     if ua_token.lower() != spec.robots_token.lower():
         # COMMON-01: the UA's product token is what robots.txt groups name; a longer token

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 __all__ = [
     "MAX_ROBOTS_BYTES",
     "RobotsTxt",
+    "UsageLine",
     "Verdict",
     "check_command",
     "effective_delay",
@@ -38,6 +39,7 @@ _DIRECTIVES = {
     "disalow": "disallow", "diasllow": "disallow", "disallaw": "disallow",
     "crawl-delay": "crawl-delay", "crawl delay": "crawl-delay", "crawldelay": "crawl-delay",
     "sitemap": "sitemap", "site-map": "sitemap",
+    "content-usage": "content-usage",  # draft-ietf-aipref-attach 3 (issue 13)
 }
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=]*")
@@ -55,6 +57,18 @@ class Verdict:
     rule: str | None
     line: int | None
     crawl_delay: float | None
+
+
+@dataclass(frozen=True)
+class UsageLine:
+    """A Content-Usage line that matches a URL (draft-ietf-aipref-attach 3): the owner's
+    preference text, unparsed (``heed_core.usage`` reads the vocabulary), and where it was."""
+
+    group: str
+    path: str  # as written
+    preference: str
+    line: int
+    specificity: int
 
 
 @dataclass(frozen=True)
@@ -97,6 +111,7 @@ class _Group:
     name: str
     rules: tuple[_Rule, ...]  # most specific first, Allow before Disallow, then by line
     crawl_delay: float | None
+    usage: tuple[tuple[_Rule, str], ...] = ()  # Content-Usage (path rule, preference), in file order
 
 
 @dataclass(frozen=True)
@@ -139,6 +154,17 @@ class RobotsTxt:
             if rule.matches(path):
                 return Verdict(rule.allow, name, rule.text(), rule.line, delay)
         return Verdict(True, name, None, None, delay)
+
+    def usage_lines(self, url: str, token: str) -> tuple[UsageLine, ...]:
+        """Every Content-Usage line of the token's group that matches ``url`` by the Allow/Disallow
+        path rules (draft-ietf-aipref-attach 3.1), most specific first, then by line."""
+        group = None if self.fixed is not None else self.group_for(token)
+        if group is None or not group.usage:
+            return ()
+        path = path_to_match(url)
+        found = [UsageLine(group.name, rule.pattern, pref, rule.line, rule.specificity)
+                 for rule, pref in group.usage if rule.matches(path)]
+        return tuple(sorted(found, key=lambda u: (-u.specificity, u.line)))
 
 
 def product_token(agent: str) -> str:
@@ -191,6 +217,17 @@ def _make_rule(allow: bool, value: str, line: int) -> _Rule:
     # A "$" anywhere but at the end is a literal character (RFC 9309 2.2.3), spelled as in the URL.
     norm = re.sub(r"\*+", "*", _normalise(core)).replace("$", "%24")
     return _Rule(allow, value, line, norm, anchored)
+
+
+def _usage_rule(value: str, line: int) -> tuple[_Rule, str] | None:
+    """``Content-Usage: [path] usage-pref``: the path runs to the first SP or HTAB; a value that
+    does not start with a path applies to the whole site."""
+    if value.startswith(("/", "*")):
+        path, _, pref = value.replace("\t", " ").partition(" ")
+    else:
+        path, pref = "/", value
+    pref = pref.strip()
+    return (_make_rule(False, path, line), pref) if pref else None
 
 
 def _parse_delay(value: str) -> float | None:
@@ -255,6 +292,7 @@ def parse_robots(body: bytes, *, max_bytes: int = MAX_ROBOTS_BYTES) -> RobotsTxt
 
     rules: dict[str, list[_Rule]] = {}
     delays: dict[str, list[float]] = {}
+    usages: dict[str, list[tuple[_Rule, str]]] = {}
     sitemaps: dict[str, None] = {}  # ordered, without repeats
     agents: list[str] = []  # the group being built
     delay_agents: list[str] = []  # the user-agent lines a Crawl-delay line would belong to
@@ -280,6 +318,7 @@ def parse_robots(body: bytes, *, max_bytes: int = MAX_ROBOTS_BYTES) -> RobotsTxt
                     names.append(key)
             rules.setdefault(key, [])  # an empty group still binds its agent
             delays.setdefault(key, [])
+            usages.setdefault(key, [])
         elif not agents:
             continue  # members before any user-agent line belong to no group
         elif name == "crawl-delay":
@@ -292,6 +331,14 @@ def parse_robots(body: bytes, *, max_bytes: int = MAX_ROBOTS_BYTES) -> RobotsTxt
             if delay is not None:
                 for key in delay_agents:
                     delays[key].append(delay)
+        elif name == "content-usage":
+            # Issue 13: the attach draft makes this a rule of the group, but here it is read as if
+            # the line were absent for grouping (like Crawl-delay), so Allow, Disallow and
+            # Crawl-delay mean exactly what they meant before Content-Usage was known.
+            usage = _usage_rule(value, number)
+            if usage is not None:
+                for key in agents:
+                    usages[key].append(usage)
         else:
             in_members, after_delay = True, False  # RFC 9309 2.1: a rule ends the user-agent lines
             if value:  # "Disallow:" with no path is no rule at all
@@ -306,6 +353,7 @@ def parse_robots(body: bytes, *, max_bytes: int = MAX_ROBOTS_BYTES) -> RobotsTxt
             key,
             tuple(sorted(found, key=lambda r: (-r.specificity, not r.allow, r.line))),
             max(delays[key], default=None),
+            tuple(usages[key]),
         )
         for key, found in rules.items()
         if key

@@ -7,7 +7,7 @@ import socket
 import ssl
 import threading
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import requests
 import urllib3
@@ -19,6 +19,9 @@ from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 from heed_core.adapters.body import CappedBody, content_codings, read_capped
 from heed_core.netguard import Target, is_local_name, is_public_address, parse_target
 from heed_core.ports import Clock, FetchRequest, FetchResult
+
+if TYPE_CHECKING:  # issue 13 hook: the signer's type only; signing code loads only when used
+    from heed_core.identity.signing import RequestSigner
 
 __all__ = ["RequestsTransport", "Resolver", "system_resolver"]
 
@@ -59,6 +62,7 @@ class RequestsTransport:
         total_deadline_s: float = 30,
         resolver: Resolver | None = None,
         ca_certs: str | None = None,
+        signer: RequestSigner | None = None,  # issue 13 hook: Web Bot Auth signatures
     ) -> None:
         if not user_agent or not _valid_header("User-Agent", user_agent):
             raise ValueError("user_agent must be a non-empty, single-line header value")
@@ -69,6 +73,7 @@ class RequestsTransport:
         self._total = float(total_deadline_s)
         self._resolve = resolver or system_resolver
         self._verify: str | bool = ca_certs or True
+        self._signer = signer  # issue 13 hook
 
     def refusal(self, url: str) -> str | None:
         """None when this transport would open ``url`` now; else the error its fetch would
@@ -95,6 +100,15 @@ class RequestsTransport:
         deadline = begun + self._total
         if time.monotonic() >= deadline:
             return self._unsent(request, "deadline")
+        # --- issue 13 hook (Web Bot Auth): sign what is about to leave, robots.txt included, as
+        # late as possible so `created` is the send time. A request that cannot be signed is not
+        # sent: unsigned, it would look exactly like an impostor's.
+        if self._signer is not None:
+            try:
+                prepared.headers.update(self._signer.signature_headers("GET", str(prepared.url)))
+            except ValueError:
+                return self._unsent(request, "signing_error")
+        # --- end of issue 13 hook
         connector = _Connector(addresses, deadline)
         pool_cls = _PinnedHTTPSPool if target.scheme == "https" else _PinnedHTTPPool
         adapter: _OnePoolAdapter | None = None
