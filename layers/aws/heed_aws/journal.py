@@ -73,7 +73,7 @@ def host_of(url: Any) -> str:
         return ""
 
 
-def _emit(metric: str, dimensions: dict[str, str]) -> None:
+def _emit(metric: str, dimensions: dict[str, Any]) -> None:
     """One EMF document: ``metric`` = 1 in the total and in one dimension set per entry."""
     doc = EphemeralMetrics(namespace=namespace(), service=SERVICE)
     doc.add_metric(name=metric, unit=MetricUnit.Count, value=1)
