@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,10 @@ HEADER = (
     "# Deploy one bot: sam deploy --config-env <bot>\n"
 )
 
+# template.yaml's OldestMessageAlarmSeconds default (tests/unit/test_samconfig_alarms.py keeps
+# the two equal): a work token older than an hour means a host is starving.
+OLDEST_MESSAGE_ALARM_DEFAULT_S = 3600
+
 
 @dataclass(frozen=True)
 class DeployEnv:
@@ -26,6 +31,7 @@ class DeployEnv:
     fetcher_reserved_concurrency: int
     reverse_dns_name: str | None
     bedrock_model_id: str | None = None
+    oldest_message_alarm_s: int | None = None
 
     @property
     def stack_name(self) -> str:
@@ -37,7 +43,25 @@ class DeployEnv:
             parts.append(f"ReverseDnsName={self.reverse_dns_name}")
         if self.bedrock_model_id:
             parts.append(f"BedrockModelId={self.bedrock_model_id}")
+        if self.oldest_message_alarm_s:
+            parts.append(f"OldestMessageAlarmSeconds={self.oldest_message_alarm_s}")
         return " ".join(parts)
+
+
+def oldest_message_alarm_s(profile: Profile) -> int | None:
+    """The OldestTokenAlarm's threshold when the profile itself may keep a host waiting longer
+    than the default allows for: twice the profile's longest wait.
+
+    A token waits, hidden, for its host's next slot: the gap, a Crawl-delay up to the cap
+    (Praha-X and WannadoBot honour up to a day), the round spacing with its jitter, or a retry's
+    backoff. None where the template's default already covers that."""
+    p = profile
+    longest = max(float(p.get("politeness.min_delay_s")),
+                  float(p.get("politeness.crawl_delay_cap_s")),
+                  float(p.get("politeness.round_spacing_s")) + float(p.get("politeness.round_spacing_jitter_s") or 0),
+                  float(p.get("responses.retry_backoff_s") or 0))
+    wanted = math.ceil(2 * longest)
+    return wanted if wanted > OLDEST_MESSAGE_ALARM_DEFAULT_S else None
 
 
 def deploy_env(profile: Profile) -> DeployEnv:
@@ -53,6 +77,7 @@ def deploy_env(profile: Profile) -> DeployEnv:
         fetcher_reserved_concurrency=int(in_flight) if in_flight is not None else 0,
         reverse_dns_name=str(reverse_dns) if reverse_dns else None,
         bedrock_model_id=str(model) if model else None,
+        oldest_message_alarm_s=oldest_message_alarm_s(profile),
     )
 
 

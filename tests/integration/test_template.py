@@ -257,3 +257,294 @@ def test_sample_events_fit_the_functions(template: dict[str, Any]) -> None:
     assert create["RequestType"] == "Create"
     assert set(template["Resources"]["ReverseDns"]["Properties"]) - {"ServiceToken", "ServiceTimeout"} \
         <= set(create["ResourceProperties"])
+
+
+# --- monitoring: logs, metrics, alarms, dashboard, saved queries (issue 11) --------------------
+
+JOURNAL_FIELDS = {
+    "request": {"bot", "t_start", "t_end", "method", "url", "host", "status", "error", "purpose", "bytes", "source"},
+    "skip": {"bot", "url", "host", "reason", "detail", "purpose", "source", "round", "t"},
+}
+ALARMS = ("DeadLetterAlarm", "FetcherErrorsAlarm", "ImpoliteAnswersAlarm", "OldestTokenAlarm", "RobotsLoopAlarm")
+
+
+@pytest.fixture(scope="module")
+def emitted() -> set[tuple[str, tuple[str, ...]]]:
+    """(metric, dimension names) of every metric heed_aws.journal emits, read from its EMF."""
+    import contextlib
+    import io
+    import os
+
+    from heed_aws import journal
+
+    saved = {k: os.environ.get(k) for k in ("POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_DEV")}
+    os.environ["POWERTOOLS_METRICS_DISABLED"] = "false"
+    os.environ.pop("POWERTOOLS_DEV", None)
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            j = journal.LogJournal()
+            j.request({"url": "https://a.example/", "status": 200, "purpose": "robots"})
+            j.skip({"url": "https://a.example/x", "reason": "robots_disallowed"})
+            for metric in journal.DIMENSIONS:
+                journal.count(metric, "x")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    found = set()
+    for line in out.getvalue().splitlines():
+        doc = json.loads(line) if line.startswith('{"_aws"') else None
+        if doc:
+            for directive in doc["_aws"]["CloudWatchMetrics"]:
+                for dims in directive["Dimensions"]:
+                    found |= {(m["Name"], tuple(dims)) for m in directive["Metrics"]}
+    assert ("Requests", ("StatusClass",)) in found  # the capture saw the journal's output
+    return found
+
+
+def _resources_of(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {k: r for k, r in template["Resources"].items() if r["Type"] == kind}
+
+
+def _heed_metrics(alarm: dict[str, Any]) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+    """(metric name, ((dimension, value), ...)) of each Heed/<bot> metric an alarm reads."""
+    props = alarm["Properties"]
+    stats = [m["MetricStat"]["Metric"] for m in props.get("Metrics", []) if "MetricStat" in m]
+    if "MetricName" in props:
+        stats.append({"Namespace": props["Namespace"], "MetricName": props["MetricName"],
+                      "Dimensions": props.get("Dimensions", [])})
+    return [(s["MetricName"], tuple((d["Name"], d["Value"]) for d in s.get("Dimensions", [])))
+            for s in stats if s["Namespace"] == {"Fn::Sub": "Heed/${BotName}"}]
+
+
+def test_cfn_lint_informational_checks_are_clean_too() -> None:
+    # I3011 (stateful resources without DeletionPolicy/UpdateReplacePolicy) among them
+    code = ("import sys; from cfnlint.runner import main; "
+            "sys.argv = ['cfn-lint', '-c', 'I', '--', 'template.yaml']; sys.exit(main())")
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stdout.strip(), run.stderr.strip()) == (0, "", "")
+
+
+def test_table_and_bucket_outlive_the_stack(template: dict[str, Any]) -> None:
+    for name in ("StateTable", "ResultsBucket"):
+        resource = template["Resources"][name]
+        assert (resource["DeletionPolicy"], resource["UpdateReplacePolicy"]) == ("Retain", "Retain"), name
+
+
+def test_metrics_are_one_namespace_per_bot(template: dict[str, Any]) -> None:
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["POWERTOOLS_METRICS_NAMESPACE"] == {"Fn::Sub": "Heed/${BotName}"}
+
+
+def test_every_function_logs_to_its_own_group_with_the_retention_parameter(template: dict[str, Any]) -> None:
+    assert template["Parameters"]["LogRetentionDays"]["Default"] == 30
+    groups = set()
+    for name in _functions(template):
+        function = template["Resources"][name]
+        group_id = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+        group = template["Resources"][group_id]
+        assert group["Type"] == "AWS::Logs::LogGroup", name
+        assert group["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}, name
+        assert group.get("Condition") == function.get("Condition"), name  # no group without its function
+        groups.add(group_id)
+    assert len(groups) == len(_functions(template))  # one group each
+    assert set(_resources_of(template, "AWS::Logs::LogGroup")) == groups
+    assert template["Resources"]["FetcherFunction"]["Properties"]["LoggingConfig"]["LogGroup"] == \
+        template["Outputs"]["FetcherLogGroup"]["Value"]
+
+
+def test_alarms_go_to_the_topic_and_the_topic_to_the_alarm_email(template: dict[str, Any]) -> None:
+    alarms = _resources_of(template, "AWS::CloudWatch::Alarm")
+    assert set(alarms) == set(ALARMS)
+    for name, alarm in alarms.items():
+        props = alarm["Properties"]
+        assert props["AlarmActions"] == [{"Ref": "AlarmTopic"}] and props["OKActions"] == [{"Ref": "AlarmTopic"}], name
+        assert props["TreatMissingData"] == "notBreaching", name  # a quiet bot is not an alarm
+        assert props["AlarmName"]["Fn::Sub"].startswith("${AWS::StackName}-"), name
+    assert template["Resources"]["AlarmTopic"]["Type"] == "AWS::SNS::Topic"
+    subscription = template["Resources"]["AlarmEmailSubscription"]
+    assert subscription["Condition"] == "HasAlarmEmail"
+    assert subscription["Properties"] == {"TopicArn": {"Ref": "AlarmTopic"}, "Protocol": "email",
+                                          "Endpoint": {"Ref": "AlarmEmail"}}
+    assert template["Conditions"]["HasAlarmEmail"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmEmail"}, ""]}]}
+    email = template["Parameters"]["AlarmEmail"]
+    assert email["Default"] == ""
+    pattern = re.compile(email["AllowedPattern"])
+    assert pattern.fullmatch("") and pattern.fullmatch("ops@example.org")
+    assert not pattern.fullmatch("ops at example.org") and not pattern.fullmatch("a@b@c.org")
+
+
+def test_the_dlq_and_fetcher_error_alarms_watch_the_right_resources(template: dict[str, Any]) -> None:
+    dlq = template["Resources"]["DeadLetterAlarm"]["Properties"]
+    target = template["Resources"]["WorkQueue"]["Properties"]["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0]
+    assert (dlq["Namespace"], dlq["MetricName"]) == ("AWS/SQS", "ApproximateNumberOfMessagesVisible")
+    assert dlq["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [target, "QueueName"]}}]
+    assert (dlq["ComparisonOperator"], dlq["Threshold"]) == ("GreaterThanOrEqualToThreshold", 1)  # one is enough
+    errors = template["Resources"]["FetcherErrorsAlarm"]["Properties"]
+    assert (errors["Namespace"], errors["MetricName"]) == ("AWS/Lambda", "Errors")
+    assert errors["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "FetcherFunction"}}]
+    age = template["Resources"]["OldestTokenAlarm"]["Properties"]
+    assert (age["Namespace"], age["MetricName"]) == ("AWS/SQS", "ApproximateAgeOfOldestMessage")
+    assert age["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": ["WorkQueue", "QueueName"]}}]
+    assert age["Threshold"] == {"Ref": "OldestMessageAlarmSeconds"}
+
+
+def test_the_politeness_alarms_are_metric_math_on_the_journals_metrics(
+        template: dict[str, Any], emitted: set[tuple[str, tuple[str, ...]]]) -> None:
+    impolite = template["Resources"]["ImpoliteAnswersAlarm"]
+    assert set(_heed_metrics(impolite)) == {("Requests", (("Status", "429"),)), ("Requests", (("Status", "403"),)),
+                                            ("Requests", (("service", "heed"),))}
+    assert impolite["Properties"]["Threshold"] == {"Ref": "ImpoliteShareThreshold"}
+    robots = template["Resources"]["RobotsLoopAlarm"]
+    assert set(_heed_metrics(robots)) == {("Requests", (("Purpose", "robots"),)), ("Requests", (("service", "heed"),))}
+    assert robots["Properties"]["Threshold"] == {"Ref": "RobotsPerPageThreshold"}
+    for name in ALARMS:
+        props = template["Resources"][name]["Properties"]
+        for metric, dims in _heed_metrics(template["Resources"][name]):
+            # THEN every metric an alarm reads is one the journal writes, with exactly these dimensions
+            assert (metric, tuple(k for k, _ in dims)) in emitted, (name, metric, dims)
+        queries = props.get("Metrics", [])
+        if not queries:
+            continue
+        ids = {m["Id"] for m in queries}
+        assert [m for m in queries if m.get("ReturnData")] == [queries[-1]], name  # one answer, the last
+        for m in queries:
+            if "Expression" in m:
+                used = set(re.findall(r"\b([a-z][A-Za-z0-9_]*)\b(?!\s*\()", m["Expression"]))
+                assert used <= ids, (name, used - ids)
+
+
+def _dashboard(template: dict[str, Any]) -> dict[str, Any]:
+    """The dashboard body as JSON: numbers for the thresholds, <Name> for the other substitutions."""
+    body = template["Resources"]["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    names = set(re.findall(r"\$\{([^}]+)\}", body))
+    for name in names:
+        root = name.split(".", 1)[0]
+        assert root in template["Parameters"] or root in template["Resources"] or root.startswith("AWS::"), name
+        parameter = template["Parameters"].get(name, {})
+        value = str(parameter["Default"]) if parameter.get("Type") == "Number" else f"<{name}>"
+        body = body.replace("${" + name + "}", value)
+    return json.loads(body)
+
+
+def _widget(dashboard: dict[str, Any], title_start: str) -> dict[str, Any]:
+    (widget,) = [w for w in dashboard["widgets"] if w["properties"]["title"].startswith(title_start)]
+    return widget
+
+
+def _lines(widget: dict[str, Any]) -> list[list[Any]]:
+    """A metric widget's metric rows without their options, and its expressions as text."""
+    rows = []
+    for row in widget["properties"]["metrics"]:
+        rows.append([x["expression"] for x in row if isinstance(x, dict) and "expression" in x] or
+                    [x for x in row if not isinstance(x, dict)])
+    return rows
+
+
+def test_dashboard_shows_what_the_design_card_asks(template: dict[str, Any],
+                                                   emitted: set[tuple[str, tuple[str, ...]]]) -> None:
+    board = _dashboard(template)
+    heed = "Heed/<BotName>"
+    status = _lines(_widget(board, "Requests by status class"))
+    assert status == [[heed, "Requests", "StatusClass", c] for c in ("2xx", "3xx", "4xx", "5xx", "error")]
+    assert [heed, "Skips", "Reason", "robots_disallowed"] in _lines(_widget(board, "robots.txt denials"))
+    stops = _lines(_widget(board, "Stops and closed sources"))
+    assert [heed, "Skips", "Reason", "host_stopped"] in stops and [heed, "Results", "Kind", "source.closed"] in stops
+    politeness = _lines(_widget(board, "Politeness: turns deferred"))
+    assert [heed, "Deferrals", "service", "heed"] in politeness and [heed, "Turns", "service", "heed"] in politeness
+    (kinds,) = _lines(_widget(board, "Items by kind"))
+    assert kinds == ["SEARCH('{\"Heed/<BotName>\",Kind} MetricName=\"Results\"', 'Sum', 300)"]
+    impolite = _lines(_widget(board, "Impolite answers"))
+    assert [heed, "Requests", "Status", "429"] in impolite and [heed, "Requests", "Status", "403"] in impolite
+    assert [heed, "Requests", "Purpose", "robots"] in _lines(_widget(board, "robots.txt requests per"))
+    fetcher = "<FetcherFunction>"
+    assert {tuple(r) for r in _lines(_widget(board, "Fetcher duration"))} == {
+        ("AWS/Lambda", "Duration", "FunctionName", fetcher)}
+    errors = _lines(_widget(board, "Errors and throttles"))
+    assert ["AWS/Lambda", "Errors", "FunctionName", fetcher] in errors
+    assert ["AWS/Lambda", "Throttles", "FunctionName", fetcher] in errors
+    queue = _lines(_widget(board, "Work queue"))
+    assert ["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "<WorkQueue.QueueName>"] in queue
+    assert ["AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", "<WorkQueue.QueueName>"] in queue
+    assert _lines(_widget(board, "Dead-letter queue")) == [
+        ["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "<WorkDeadLetterQueue.QueueName>"]]
+    assert _widget(board, "Alarms")["properties"]["alarms"] == [f"<{name}.Arn>" for name in ALARMS]
+    for widget in board["widgets"]:
+        for row in _lines(widget) if widget["type"] == "metric" else []:
+            if row[0] == heed:  # every Heed metric on the board is one the journal writes
+                assert (row[1], tuple(row[2::2])) in emitted, (widget["properties"]["title"], row)
+
+
+def test_dashboard_widgets_fit_the_grid_without_overlapping(template: dict[str, Any]) -> None:
+    cells: set[tuple[int, int]] = set()
+    for widget in _dashboard(template)["widgets"]:
+        assert 0 <= widget["x"] and widget["x"] + widget["width"] <= 24
+        mine = {(x, y) for x in range(widget["x"], widget["x"] + widget["width"])
+                for y in range(widget["y"], widget["y"] + widget["height"])}
+        assert not cells & mine, widget["properties"]["title"]
+        cells |= mine
+
+
+def test_saved_queries_read_the_journals_records(template: dict[str, Any]) -> None:
+    queries = {r["Properties"]["Name"]["Fn::Sub"]: r["Properties"]
+               for r in _resources_of(template, "AWS::Logs::QueryDefinition").values()}
+    assert set(queries) == {"${AWS::StackName}/audit one host", "${AWS::StackName}/why was a URL skipped",
+                            "${AWS::StackName}/top skip reasons"}
+    audit = queries["${AWS::StackName}/audit one host"]
+    assert audit["LogGroupNames"] == [{"Ref": "FetcherLogGroup"}]  # the fetcher makes every request
+    assert 'filter heed = "request" and host like' in audit["QueryString"]
+    for name in ("why was a URL skipped", "top skip reasons"):
+        query = queries["${AWS::StackName}/" + name]
+        # the scheduler skips too (a closed source, a refused URL)
+        assert query["LogGroupNames"] == [{"Ref": "FetcherLogGroup"}, {"Ref": "SchedulerLogGroup"}]
+        assert 'filter heed = "skip"' in query["QueryString"]
+    for props in queries.values():
+        kind = "request" if '"request"' in props["QueryString"] else "skip"
+        for line in props["QueryString"].splitlines():
+            if line.startswith("fields "):
+                fields = {f.strip() for f in line[len("fields "):].split(",")} - {"@timestamp"}
+                assert fields <= JOURNAL_FIELDS[kind], fields - JOURNAL_FIELDS[kind]
+        assert "by reason" in props["QueryString"] or "fields " in props["QueryString"]
+
+
+def test_every_resource_that_takes_tags_has_them(template: dict[str, Any]) -> None:
+    from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
+
+    ours = [{"Key": "Application", "Value": "heed"}, {"Key": "Bot", "Value": {"Ref": "BotName"}}]
+    function_globals = template["Globals"]["Function"]
+    assert function_globals["Tags"] == {"Application": "heed", "Bot": {"Ref": "BotName"}}
+    assert function_globals["PropagateTags"] is True  # roles and event sources too
+    checked = 0
+    for logical_id, resource in template["Resources"].items():
+        kind = resource["Type"]
+        if kind.startswith("AWS::Serverless::") or kind.startswith("Custom::"):
+            continue
+        schema = PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", kind).schema
+        if "Tags" in schema.get("properties", {}):
+            tags = resource["Properties"]["Tags"]
+            assert [t for t in tags if t["Key"] != "Name"] == ours, logical_id
+            checked += 1
+    assert checked >= 20
+
+
+def test_serverless_repo_metadata_names_this_version() -> None:
+    import tomllib
+
+    meta = load_template(TEMPLATE)["Metadata"]["AWS::ServerlessRepo::Application"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert meta["SemanticVersion"] == project["version"]
+    assert meta["Name"] == project["name"] and meta["Author"] and 0 < len(meta["Description"]) <= 256
+    assert (ROOT / meta["ReadmeUrl"]).is_file()
+    assert all(re.fullmatch(r"[a-zA-Z0-9+\-_:/@]{1,127}", label) for label in meta["Labels"])
+    assert len(meta["Labels"]) <= 10
+
+
+def test_the_commands_find_their_resources_in_the_outputs(template: dict[str, Any]) -> None:
+    outputs = template["Outputs"]
+    assert outputs["FetcherLogGroup"]["Value"] == {"Ref": "FetcherLogGroup"}  # heed audit --stack
+    assert outputs["DeadLetterQueueUrl"]["Value"] == {"Ref": "WorkDeadLetterQueue"}  # heed dlq --stack
+    assert outputs["WorkQueueUrl"]["Value"] == {"Ref": "WorkQueue"}
+    assert outputs["AlarmTopicArn"]["Value"] == {"Ref": "AlarmTopic"}
