@@ -18,4 +18,4 @@ tracer = Tracer(service="heed")
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     logger.append_keys(bot=runtime.profile().name)
     return process_batch(event.get("Records", []), runtime.crawler(), runtime.queue(), runtime.store(),
-                         runtime.results_port(), runtime.journal())
+                         runtime.results_port(), runtime.journal(), parallel=runtime.parallel_turns())

@@ -178,6 +178,7 @@ def cmd_operator(args: argparse.Namespace) -> int:
     from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
     from heed_aws.store import StoreError
+    from heed_core.errors import HeedError
 
     if getattr(args, "domain", None) is not None:
         _domain(args.domain)
@@ -194,6 +195,16 @@ def cmd_operator(args: argparse.Namespace) -> int:
             raise UsageError(f"operator: table {args.table}: {err.get('Code')}: {err.get('Message')}") from exc
         raise UsageError(f"operator: table {args.table}: {exc}") from exc
     except BotoCoreError as exc:
+        raise UsageError(f"operator: {exc}") from exc
+    except HeedError as exc:  # the store's own kinds of error, from the botocore error behind them
+        cause = exc.__cause__
+        if isinstance(cause, NoCredentialsError):
+            raise UsageError("operator: no AWS credentials (configure them as for the AWS CLI)") from exc
+        if isinstance(cause, NoRegionError):
+            raise UsageError("operator: no AWS region (give --region or set AWS_REGION)") from exc
+        if isinstance(cause, ClientError):
+            err = cause.response.get("Error", {})
+            raise UsageError(f"operator: table {args.table}: {err.get('Code')}: {err.get('Message')}") from exc
         raise UsageError(f"operator: {exc}") from exc
 
 
@@ -337,6 +348,12 @@ def build_parser() -> argparse.ArgumentParser:
     show = prof_sub.add_parser("show", help="print a profile after extends: and defaults")
     show.add_argument("bot")
     show.set_defaults(func=cmd_profile_show)
+
+    from heed import audit, dlq, identity_cli
+
+    audit.register(sub)
+    dlq.register(sub)
+    identity_cli.register(sub)
     return parser
 
 

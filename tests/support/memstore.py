@@ -47,6 +47,7 @@ class MemoryStore:
         self.quotas: dict[str, dict[str, Any]] = {}
         self.blocks: dict[str, str] = {}
         self.meta: dict[str, tuple[str, int]] = {}
+        self.reads: dict[str, str] = {}  # source id -> its read-state (DynamoStore's <id>#read)
         self.calls: list[str] = []
 
     # --- the host item ---------------------------------------------------------------------------
@@ -105,8 +106,11 @@ class MemoryStore:
             q["takers"][taker] = grant
         return grant
 
-    def write_drained(self, records: Sequence[UrlRecord], marks: Sequence[tuple[str, DrainMark]]) -> None:
+    def write_drained(self, records: Sequence[UrlRecord], marks: Sequence[tuple[str, DrainMark]],
+                      reads: Sequence[tuple[str, Mapping[str, Any]]] = ()) -> None:
         self.calls.append("write_drained")
+        for source_id, fields in reads:
+            self.reads[source_id] = json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()})
         for rec in records:
             self.urls[rec.url] = json.dumps(rec.to_compact())
         for host, mark in marks:
@@ -128,13 +132,24 @@ class MemoryStore:
     # --- sources, meta, blocks ---------------------------------------------------------------------
     def get_source(self, source_id: str) -> Source | None:
         raw = self.sources.get(source_id)
-        return _source_from_json(raw) if raw is not None else None
+        return self._merged(source_id, raw) if raw is not None else None
+
+    def _merged(self, source_id: str, raw: str) -> Source:
+        src = _source_from_json(raw)
+        read = self.reads.get(source_id)
+        if read is None:
+            return src
+        fields = json.loads(read)
+        if (fields.get("last_read") or -1.0) < (src.last_read if src.last_read is not None else -1.0):
+            return src
+        fields = {k: tuple(v) if k == "seen_items" else v for k, v in fields.items() if k in Source.__dataclass_fields__}
+        return Source(**{**asdict(src), **fields})
 
     def put_source(self, source: Source) -> None:
         self.sources[source.id] = _source_to_json(source)
 
     def list_sources(self) -> list[Source]:
-        return [_source_from_json(self.sources[k]) for k in sorted(self.sources)]
+        return [self._merged(k, self.sources[k]) for k in sorted(self.sources)]
 
     def block_domain(self, domain: str, reason: str) -> None:
         self.blocks[domain.lower().strip(".")] = reason

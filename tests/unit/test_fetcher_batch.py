@@ -32,6 +32,7 @@ class FakeCrawler:
         self.turns = turns
         self.calls: list[str] = []
         self.charged: list[str] = []
+        self.clock = FakeClock(T0)
 
     def host_turn(self, token: Any) -> TurnResult:
         self.calls.append(token.host)

@@ -55,7 +55,7 @@ def purge_domain(store: DynamoStore, domain: str, *, s3: Any = None, bucket: str
             _delete(store, pk, sk)
             state += 1
         elif pk == "SOURCES" and "url" in item and in_domain(item["url"]["S"], [domain]):
-            _delete(store, pk, sk)
+            store.delete_source(sk)
             sources += 1
     if s3 is not None and bucket:
         for key in sorted(text_keys):
@@ -70,10 +70,8 @@ def purge_domain(store: DynamoStore, domain: str, *, s3: Any = None, bucket: str
 
 
 def list_blocks(store: DynamoStore) -> list[tuple[str, str]]:
-    resp = store.db.query(TableName=store.table, KeyConditionExpression="pk = :pk",
-                          ExpressionAttributeValues={":pk": {"S": "BLOCKS"}})
-    return [(i["sk"]["S"], i.get("reason", {}).get("S", "")) for i in resp.get("Items", [])]
+    return store.blocks()
 
 
 def unblock(store: DynamoStore, domain: str) -> None:
-    _delete(store, "BLOCKS", domain.lower().strip("."))
+    store.unblock(domain)

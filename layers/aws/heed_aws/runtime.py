@@ -90,6 +90,13 @@ def results_port() -> AwsResults:
     return _cache["results"]
 
 
+def parallel_turns() -> int:
+    """Turns of one batch run side by side (different hosts), unless the profile caps requests
+    at once over all hosts (AUBE-11: one at a time)."""
+    limit = profile().get("politeness.max_in_flight")
+    return max(1, min(10, int(limit))) if limit else 10
+
+
 def journal() -> LogJournal:
     if "journal" not in _cache:
         _cache["journal"] = LogJournal(_overrides.journal_tap)

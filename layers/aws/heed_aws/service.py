@@ -1,11 +1,12 @@
 """The two services the handlers call: a fetcher batch (FIFO tokens) and a scheduler tick."""
 from __future__ import annotations
 
-from dataclasses import replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Any
 
-from heed_core.crawl import Crawler
-from heed_core.drain import drain
+from heed_core.crawl import Crawler, TurnResult
+from heed_core.drain import Pending, drain
 from heed_core.errors import InputError, TransientError
 from heed_core.profile import Profile
 from heed_core.refusals import iso
@@ -25,81 +26,100 @@ def _backoff(receives: int) -> float:
     return float(min(300, 2 ** min(max(receives, 1), 8)))
 
 
-def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQueue, store: HostStore,
-                  results: Results, journal: Journal) -> dict[str, Any]:
-    """SQS FIFO partial batch. A deferred token is hidden for exactly the wait and reported
-    failed; later records of the same group in this batch are hidden just as long (FIFO order
-    within a host), other groups go on. The outboxes of every turn are drained together at the
-    end (events ten to a PutEvents, records 25 to a BatchWriteItem). Nothing here sleeps."""
-    failures: list[dict[str, str]] = []
-    hides: list[tuple[str, float]] = []
-    held: dict[str, float] = {}  # message group -> seconds its later records are hidden for
-    done: dict[str, tuple[str, str]] = {}  # message id -> (receipt handle, group) of tokens to delete
-    pendings = []
+@dataclass
+class _Outcome:
+    """What became of one record: a failure to report, a hide, a token to delete, an outbox."""
+
+    msg_id: str
+    receipt: str
+    failed: bool = False
+    hide: float | TurnResult | None = None
+    pending: Pending | None = None
+
+
+def _group_turns(records: list[dict[str, Any]], crawler: Crawler, journal: Journal) -> list[_Outcome]:
+    """One message group's records, in order: FIFO within a host. When one is deferred or
+    fails, the later ones are hidden just as long (they may not overtake it)."""
+    out: list[_Outcome] = []
+    held: float | None = None
     for rec in records:
         msg_id, receipt = rec["messageId"], rec["receiptHandle"]
-        attrs = rec.get("attributes", {})
-        group = attrs.get("MessageGroupId", "")
-        if group in held:
-            hides.append((receipt, held[group]))
-            failures.append({"itemIdentifier": msg_id})
+        if held is not None:
+            out.append(_Outcome(msg_id, receipt, failed=True, hide=held))
             continue
-        receives = int(attrs.get("ApproximateReceiveCount") or 1)
+        receives = int(rec.get("attributes", {}).get("ApproximateReceiveCount") or 1)
         try:
             token = decode_token(rec.get("body", ""), receives, msg_id)
         except InputError as exc:
             # Acknowledged: a token that can never be processed must not loop or block its host.
             journal.skip({"url": str(rec.get("body", ""))[:300], "reason": exc.reason, "detail": str(exc)})
+            out.append(_Outcome(msg_id, receipt))
             continue
         try:
             turn = crawler.host_turn(token)
         except TransientError as exc:
             # Busy, throttled, a lost race: try again later; the work item is not charged.
-            wait = _backoff(receives)
+            held = _backoff(receives)
             logger.warning("turn deferred: transient", extra={"heed": "transient", "host": token.host, "error": str(exc)})
             count("Turns", "transient")
-            hides.append((receipt, wait))
-            failures.append({"itemIdentifier": msg_id})
-            held[group] = wait
+            out.append(_Outcome(msg_id, receipt, failed=True, hide=held))
             continue
         except Exception as exc:  # noqa: BLE001 - a real failure: charge the item, let SQS redeliver
             logger.exception("host turn failed", extra={"heed": "failure", "host": token.host})
             count("Turns", "failed")
             _charge_failure(crawler, token, exc)
-            wait = _backoff(receives)
-            hides.append((receipt, wait))
-            failures.append({"itemIdentifier": msg_id})
-            held[group] = wait
+            held = _backoff(receives)
+            out.append(_Outcome(msg_id, receipt, failed=True, hide=held))
             continue
         count("Turns", turn.why or turn.action)
-        if turn.pending is not None:
-            pendings.append((msg_id, receipt, group, turn.pending))
         if turn.action == "defer":
-            hides.append((receipt, turn.delay_s))
-            failures.append({"itemIdentifier": msg_id})
-            held[group] = turn.delay_s
             count("Deferrals", turn.why or "defer")
+            held = turn.delay_s
+            out.append(_Outcome(msg_id, receipt, failed=True, hide=turn, pending=turn.pending))
         else:
-            done[msg_id] = (receipt, group)
+            out.append(_Outcome(msg_id, receipt, pending=turn.pending))
+    return out
+
+
+def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQueue, store: HostStore,
+                  results: Results, journal: Journal, *, parallel: int = 1) -> dict[str, Any]:
+    """SQS FIFO partial batch. A deferred token is hidden for exactly the wait and reported
+    failed; later records of the same group in this batch are hidden just as long (FIFO order
+    within a host), other groups go on, ``parallel`` of them side by side (1 keeps AUBE-11's one
+    request at a time). The outboxes of every turn are drained together at the end (events ten
+    to a PutEvents, records 25 to a BatchWriteItem). Nothing here sleeps."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for rec in records:
+        groups.setdefault(rec.get("attributes", {}).get("MessageGroupId", ""), []).append(rec)
+    if parallel > 1 and len(groups) > 1:
+        with ThreadPoolExecutor(max_workers=min(parallel, len(groups))) as pool:
+            done = list(pool.map(lambda g: _group_turns(g, crawler, journal), groups.values()))
+    else:
+        done = [_group_turns(g, crawler, journal) for g in groups.values()]
+    outcomes = {o.msg_id: o for group in done for o in group}
+    ordered = [outcomes[r["messageId"]] for r in records]
+    pendings = [o for o in ordered if o.pending is not None]
     if pendings:
         try:
-            report = drain([p for *_, p in pendings], store, results, queue)
+            report = drain([o.pending for o in pendings if o.pending], store, results, queue)
             undrained = report.failed
         except Exception as exc:  # noqa: BLE001 - the next turn of each host drains its outbox first
             logger.exception("drain failed", extra={"heed": "drain"})
-            undrained = {p.host: str(exc) for *_, p in pendings}
-        for msg_id, receipt, group, p in pendings:
-            if p.host in undrained and msg_id in done:
+            undrained = {o.pending.host: str(exc) for o in pendings if o.pending}
+        for o in pendings:
+            if o.pending is not None and o.pending.host in undrained and not o.failed:
                 # Not acknowledged: the token comes back soon, and its turn drains the outbox first.
-                del done[msg_id]
-                hides.append((receipt, _REDRAIN_S))
-                failures.append({"itemIdentifier": msg_id})
+                o.failed, o.hide = True, _REDRAIN_S
         if undrained:
             logger.warning("outbox not drained", extra={"heed": "drain", "hosts": sorted(undrained)})
+    hides = [(o.receipt, o.hide) for o in ordered if o.hide is not None]
     if hides:
-        queue.hide(hides)
+        # A wait counts from the end of its turn, not from the end of the batch: each token is
+        # hidden for what is left of it (SQS rounds up to whole seconds, never shorter).
+        now = crawler.clock.now()
+        queue.hide([(r, w.left(now) if isinstance(w, TurnResult) else w) for r, w in hides])
     # Every record may have failed (all deferred): that is a normal answer, not an error.
-    return {"batchItemFailures": failures}
+    return {"batchItemFailures": [{"itemIdentifier": o.msg_id} for o in ordered if o.failed]}
 
 
 def _charge_failure(crawler: Crawler, token: Any, exc: Exception) -> None:

@@ -4,8 +4,10 @@ Key layout (see README, "One table"):
 - ``H#<authority>`` / ``HOST``: the host's item (version, owner token and lease, the state blob,
   the outbox of the last commit); ``AUX#robots`` / ``AUX#tdmrep``: bodies too big for it;
   ``DRAIN``: how much of the outbox has left; ``U#<hash>``: URL records.
-- ``SOURCES`` / ``<id>``: sources, their fields as attributes; ``QUOTA#<key>`` / ``N``: counters
-  shared by all hosts; ``BLOCKS`` / ``<domain>``: the operator block list; ``META`` / ``<key>``.
+- ``SOURCES`` / ``<id>``: a source, its fields as attributes, and ``<id>#read``: what its reads
+  left (last read, the feed items reported), put by the drain in its batch; ``QUOTA#<key>`` /
+  ``N``: counters shared by all hosts; ``BLOCKS`` / ``ALL``: the operator block list, one
+  attribute per domain (its reason), read with every host; ``META`` / ``<key>``.
 Every call is by key: no Scan, no Query on the crawl's path (their cost grows with the table)."""
 from __future__ import annotations
 
@@ -91,6 +93,22 @@ def _to_attr(value: Any) -> dict[str, Any]:
     return _s(str(value))
 
 
+_BLOCKS_KEY = {"pk": {"S": "BLOCKS"}, "sk": {"S": "ALL"}}
+_READ_FIELDS = frozenset({"last_read", "seen_items", "last_status"})  # a source's read-state (``<id>#read``)
+
+
+def _block_reason(item: Mapping[str, Any] | None, host: str) -> str | None:
+    """COMMON-08: the reason a host is blocked (its name or a parent domain is listed), or None."""
+    if not item:
+        return None
+    parts = host_name(host).split(".")
+    for i in range(len(parts)):
+        hit = item.get(".".join(parts[i:]))
+        if hit is not None and "S" in hit:
+            return hit["S"] or "blocked by the operator"
+    return None
+
+
 def _url_key(url: str) -> dict[str, dict[str, str]]:
     return {"pk": _s(f"H#{authority(url)}"), "sk": _s(f"U#{short_hash(url, n=32)}")}
 
@@ -143,9 +161,7 @@ class DynamoStore:
         pk = _s(f"H#{host}")
         keys = [{"pk": pk, "sk": _s("HOST")}, {"pk": pk, "sk": _s("DRAIN")}]
         keys += [{"pk": pk, "sk": _s(f"AUX#{kind}")} for kind in aux]
-        parts = host_name(host).split(".")
-        names = list(dict.fromkeys(".".join(parts[i:]) for i in range(len(parts))))[:50]
-        keys += [{"pk": _s("BLOCKS"), "sk": _s(n)} for n in names if n]
+        keys.append(_BLOCKS_KEY)
         by_key = {(i["pk"]["S"], i["sk"]["S"]): i for i in self._batch_get(keys, f"read {host}")}
         item = by_key.get((pk["S"], "HOST"))
         mark_item = by_key.get((pk["S"], "DRAIN"))
@@ -153,12 +169,7 @@ class DynamoStore:
             if mark_item else DrainMark()
         extra = {kind: decode_blob(_blob(by_key[(pk["S"], f"AUX#{kind}")], "d"))
                  for kind in aux if (pk["S"], f"AUX#{kind}") in by_key}
-        blocked = None
-        for n in names:
-            hit = by_key.get(("BLOCKS", n))
-            if hit is not None:
-                blocked = _str(hit, "reason") or "blocked by the operator"
-                break
+        blocked = _block_reason(by_key.get(("BLOCKS", "ALL")), host)
         if item is None:
             return HostRecord(host=host, aux=extra, drained=mark, blocked=blocked)
         outbox_blob = _blob(item, "ob")
@@ -240,9 +251,13 @@ class DynamoStore:
                 raise translate(exc, f"quota {key}") from exc
         return 0
 
-    def write_drained(self, records: Sequence[UrlRecord], marks: Sequence[tuple[str, DrainMark]]) -> None:
-        requests: list[dict[str, Any]] = []
+    def write_drained(self, records: Sequence[UrlRecord], marks: Sequence[tuple[str, DrainMark]],
+                      reads: Sequence[tuple[str, Mapping[str, Any]]] = ()) -> None:
         by_key: dict[tuple[str, str], dict[str, Any]] = {}
+        for source_id, fields in reads:
+            item = {"pk": _s("SOURCES"), "sk": _s(f"{source_id}#read"),
+                    **{k: _to_attr(v) for k, v in fields.items() if k in _READ_FIELDS}}
+            by_key[("SOURCES", f"{source_id}#read")] = {"PutRequest": {"Item": item}}
         ttl = _n(int(time.time()) + _URL_TTL_S)
         for rec in records:
             key = _url_key(rec.url)
@@ -291,7 +306,12 @@ class DynamoStore:
         return item
 
     @staticmethod
-    def _source(item: Mapping[str, Any]) -> Source:
+    def _source(item: Mapping[str, Any], read: Mapping[str, Any] | None = None) -> Source:
+        if read:
+            # A read-state newer than the source's own fields wins (the drain puts it in its batch).
+            own = _num(item, "last_read", -1.0)
+            if _num(read, "last_read", -1.0) >= own:
+                item = {**item, **{k: v for k, v in read.items() if k in _READ_FIELDS}}
         last = item.get("last_read")
         return Source(id=item["sk"]["S"], url=item["url"]["S"], kind=item["kind"]["S"],
                       options=json.loads(_str(item, "options") or "{}"),
@@ -301,9 +321,11 @@ class DynamoStore:
                       seen_items=tuple(x["S"] for x in item.get("seen_items", {}).get("L", []) if "S" in x))
 
     def get_source(self, source_id: str) -> Source | None:
-        resp = self._call("get_item", f"source {source_id}", TableName=self.table,
-                          Key={"pk": _s("SOURCES"), "sk": _s(source_id)}, ConsistentRead=True)
-        return self._source(resp["Item"]) if "Item" in resp else None
+        found = {i["sk"]["S"]: i for i in self._batch_get(
+            [{"pk": _s("SOURCES"), "sk": _s(source_id)}, {"pk": _s("SOURCES"), "sk": _s(f"{source_id}#read")}],
+            f"source {source_id}")}
+        item = found.get(source_id)
+        return self._source(item, found.get(f"{source_id}#read")) if item else None
 
     def put_source(self, source: Source) -> None:
         self._call("put_item", f"source {source.id}", TableName=self.table, Item=self._source_item(source))
@@ -312,26 +334,39 @@ class DynamoStore:
         self._batch_write([{"PutRequest": {"Item": self._source_item(s)}} for s in sources], "sources")
 
     def delete_source(self, source_id: str) -> None:
-        self._call("delete_item", f"source {source_id}", TableName=self.table,
-                   Key={"pk": _s("SOURCES"), "sk": _s(source_id)})
+        for sk in (source_id, f"{source_id}#read"):
+            self._call("delete_item", f"source {source_id}", TableName=self.table,
+                       Key={"pk": _s("SOURCES"), "sk": _s(sk)})
 
     def list_sources(self) -> list[Source]:
-        out: list[Source] = []
+        items: list[dict[str, Any]] = []
         kwargs: dict[str, Any] = {"TableName": self.table, "KeyConditionExpression": "pk = :pk",
                                   "ExpressionAttributeValues": {":pk": _s("SOURCES")}, "ConsistentRead": True}
         while True:
             resp = self._call("query", "sources", **kwargs)
-            out += [self._source(i) for i in resp.get("Items", [])]
+            items += resp.get("Items", [])
             if "LastEvaluatedKey" not in resp:
-                return out
+                break
             kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+        reads = {i["sk"]["S"][: -len("#read")]: i for i in items if i["sk"]["S"].endswith("#read")}
+        return [self._source(i, reads.get(i["sk"]["S"])) for i in items if not i["sk"]["S"].endswith("#read")]
 
     def block_domain(self, domain: str, reason: str) -> None:
-        self._call("put_item", f"block {domain}", TableName=self.table,
-                   Item={"pk": _s("BLOCKS"), "sk": _s(domain.lower().strip(".")), "reason": _s(reason)})
+        self._call("update_item", f"block {domain}", TableName=self.table, Key=_BLOCKS_KEY,
+                   UpdateExpression="SET #d = :r", ExpressionAttributeNames={"#d": domain.lower().strip(".")},
+                   ExpressionAttributeValues={":r": _s(reason or "blocked by the operator")})
+
+    def unblock(self, domain: str) -> None:
+        self._call("update_item", f"unblock {domain}", TableName=self.table, Key=_BLOCKS_KEY,
+                   UpdateExpression="REMOVE #d", ExpressionAttributeNames={"#d": domain.lower().strip(".")})
+
+    def blocks(self) -> list[tuple[str, str]]:
+        resp = self._call("get_item", "blocks", TableName=self.table, Key=_BLOCKS_KEY, ConsistentRead=True)
+        item = resp.get("Item") or {}
+        return sorted((k, v["S"]) for k, v in item.items() if k not in ("pk", "sk") and "S" in v)
 
     def blocked(self, host: str) -> str | None:
-        """The block reason for the host or any parent domain (one BatchGetItem)."""
+        """The block reason for the host or any parent domain."""
         return self.read_host(host).blocked
 
     def get_meta(self, key: str) -> dict[str, Any] | None:

@@ -43,6 +43,11 @@ class TurnResult:
     why: str = ""
     pending: Pending | None = None  # this turn's committed outbox, for the caller to drain
     wake: set[str] = field(default_factory=set)  # hosts that got work (tokens in the outbox)
+    at: float = 0.0  # the clock time ``delay_s`` counts from (the caller hides for what is left of it)
+
+    def left(self, now: float) -> float:
+        """How much of the wait is left at ``now`` (never less than nothing)."""
+        return max(0.0, self.delay_s - (now - self.at)) if self.at else self.delay_s
 
 
 class Crawler:
@@ -64,6 +69,13 @@ class Crawler:
 
     # --- the turn -------------------------------------------------------------------------
     def host_turn(self, token: TokenIn) -> TurnResult:
+        """One turn for the host ``token`` names: at most one request, one commit; the answer says
+        whether the token is done (ack) or comes back after a wait (defer)."""
+        result = self._turn(token)
+        result.at = self.clock.now()  # a wait counts from here (a little late: never shorter)
+        return result
+
+    def _turn(self, token: TokenIn) -> TurnResult:
         host = token.host
         now = self.clock.now()
         rec = self.store.read_host(host, aux=self.aux)
@@ -187,9 +199,10 @@ class Crawler:
             # PRAHA-06: the gap after this request is the host's effective delay (Crawl-delay included).
             v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, t_end + plan.delay), last_end=t_end)
         else:
+            first_records = v.nurl == 0  # no URL of this host was ever recorded before this turn
             settled = self._settle_item(v, item, result, plan.delay, now)
             skips += [SkipRec.of(item, url, code, detail) for url, code, detail in settled.skips]
-            admitted, refused = self._admit(v, item, settled.candidates, now)
+            admitted, refused = self._admit(v, item, settled.candidates, now, first_records)
             skips += [SkipRec.of(item, url, code, detail) for url, code, detail in refused]
             for follow in admitted:
                 if follow.host == v.host:
@@ -239,13 +252,14 @@ class Crawler:
                     if self.extractor is not None else ()
         raise RuntimeError(f"settling {item.url} kept asking for inputs")
 
-    def _admit(self, v: HostView, item: WorkItem, candidates: list[Candidate],
-               now: float) -> tuple[list[WorkItem], list[tuple[str, str, str]]]:
+    def _admit(self, v: HostView, item: WorkItem, candidates: list[Candidate], now: float,
+               host_has_no_records: bool) -> tuple[list[WorkItem], list[tuple[str, str, str]]]:
         if not candidates:
             return [], []
         # The store is asked only about URLs that can have a record: a host with no record yet
         # (its first round) has none to find.
-        ask = [c.item.url for c in candidates if c.needs_record and not (c.item.host == v.host and v.nurl == 0)]
+        ask = [c.item.url for c in candidates
+               if c.needs_record and not (c.item.host == v.host and host_has_no_records)]
         records = self.store.url_records(ask) if ask else {}
         pending = admission.admit(candidates, records, v, now)
         granted: dict[str, int] = {}

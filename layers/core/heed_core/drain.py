@@ -8,11 +8,11 @@ PutEvents and that mark can repeat events; each carries its deterministic ``id``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from heed_core.errors import TransientError
 from heed_core.hoststate import DrainMark, Outbox
-from heed_core.store import HostStore, Results, Tokens
+from heed_core.store import READ_FIELDS, HostStore, Results, Tokens
 
 __all__ = ["DrainReport", "Pending", "drain"]
 
@@ -47,10 +47,17 @@ def drain(pending: Sequence[Pending], store: HostStore, results: Results, tokens
             for p in work:
                 if p.outbox.tokens:
                     report.failed[p.host] = f"tokens: {exc}"
+    reads: list[tuple[str, dict[str, Any]]] = []
     for p in work:
         for source_id, fields in p.outbox.sources:
+            read = {k: v for k, v in fields.items() if k in READ_FIELDS}
+            if read:
+                reads.append((source_id, read))
+            rest = {k: v for k, v in fields.items() if k not in READ_FIELDS}
+            if not rest:
+                continue
             try:
-                store.update_source(source_id, fields)
+                store.update_source(source_id, rest)
             except TransientError as exc:
                 report.failed[p.host] = f"source {source_id}: {exc}"
     events = [(p, e) for p in work for e in p.outbox.events if e[1] not in set(p.mark.sent)]
@@ -74,7 +81,7 @@ def drain(pending: Sequence[Pending], store: HostStore, results: Results, tokens
             marks.append((p.host, DrainMark(version=p.outbox.version)))
     records = [u for p in work for u in p.outbox.urls]
     try:
-        store.write_drained(records, marks)
+        store.write_drained(records, marks, reads)
         report.records = len(records)
     except TransientError as exc:
         for p in work:

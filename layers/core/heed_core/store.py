@@ -11,7 +11,11 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 from heed_core.hoststate import DrainMark, HostRecord, Outbox, TokenOut
 from heed_core.work import Source, UrlRecord
 
-__all__ = ["HostStore", "Journal", "Results", "Tokens"]
+__all__ = ["READ_FIELDS", "HostStore", "Journal", "Results", "Tokens"]
+
+# A source's fields that only its reads write (batched with the drain); the others (closed, why)
+# are SET on the source itself, where an operator's change cannot be lost to a read.
+READ_FIELDS = frozenset({"last_read", "seen_items", "last_status"})
 
 
 class HostStore(Protocol):
@@ -41,8 +45,10 @@ class HostStore(Protocol):
         ``limit``. Idempotent per ``taker``: taking again returns what that taker holds."""
         ...
 
-    def write_drained(self, records: Sequence[UrlRecord], marks: Sequence[tuple[str, DrainMark]]) -> None:
-        """Batched, idempotent puts of URL records and of hosts' drain marks."""
+    def write_drained(self, records: Sequence[UrlRecord], marks: Sequence[tuple[str, DrainMark]],
+                      reads: Sequence[tuple[str, Mapping[str, Any]]] = ()) -> None:
+        """Batched, idempotent puts of URL records, hosts' drain marks and sources' read-state
+        (``READ_FIELDS``: what a read left, written by the one host that reads the source)."""
         ...
 
     def update_source(self, source_id: str, fields: Mapping[str, Any]) -> None:

@@ -155,13 +155,15 @@ def _article_candidate(follow_item: WorkItem, follow: Mapping[str, Any], now: fl
     caps: list[Cap] = []
     window = float(follow.get("window_s", 0) or 0)
     if window > 0:
-        # AUBE-10: per source per quarter hour, and in total over all sources.
+        # AUBE-10: per source per quarter hour, and in total over all sources (either may be off).
         slot = int(now // window)
         end = (slot + 1) * window
-        caps.append(Cap(f"art#{follow_item.source_id}#{slot}", int(follow["per_source_per_window"]), end,
-                        f"{follow['per_source_per_window']} articles per source per {int(window)} s"))
-        caps.append(Cap(f"art#*#{slot}", int(follow["total_per_window"]), end,
-                        f"{follow['total_per_window']} articles in total per {int(window)} s", scope="global"))
+        if follow.get("per_source_per_window") is not None:
+            caps.append(Cap(f"art#{follow_item.source_id}#{slot}", int(follow["per_source_per_window"]), end,
+                            f"{follow['per_source_per_window']} articles per source per {int(window)} s"))
+        if follow.get("total_per_window") is not None:
+            caps.append(Cap(f"art#*#{slot}", int(follow["total_per_window"]), end,
+                            f"{follow['total_per_window']} articles in total per {int(window)} s", scope="global"))
     return Candidate(follow_item, once_ever=bool(follow.get("once_ever")), caps=tuple(caps))
 
 

@@ -1,4 +1,4 @@
-"""A speed fix for moto's SQS queues, for the local runtime only (AWS itself needs none).
+"""Speed fixes for moto, for the local runtime only (AWS itself needs none).
 
 moto builds a queue's full attribute map, three O(n) counts over every message included, each
 time any code reads ``Queue.attributes``; sending one FIFO message reads it four times. With a
@@ -6,14 +6,20 @@ thousand hidden host tokens that is about 60 ms per message and 0.4 s per receiv
 run of a thousand hosts would spend its time inside moto. There is no public seam for this, so
 the property is replaced by one that counts only when a count is actually read; semantics are
 unchanged. ``tests/unit/test_motofix.py`` fails loudly if a moto upgrade changes what this
-relies on (STYLE 8)."""
+relies on (STYLE 8).
+
+And moto intercepts every call made with ``requests`` (for clients that talk to AWS without
+botocore), matching it against some thousand URL patterns before letting it through: the
+crawler's own requests to the sites paid that on every fetch. Heed talks to AWS only through
+boto3, which moto serves through botocore's own event hook, so ``release_requests`` stops that
+interception while the embedded AWS runs."""
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["apply"]
+__all__ = ["apply", "release_requests"]
 
 _COUNTS = {
     "ApproximateNumberOfMessages": "approximate_number_of_messages",
@@ -52,16 +58,32 @@ class _LazyAttributes(Mapping[str, Any]):
         return dict(self.items())
 
 
+def release_requests() -> None:
+    """Let the crawler's ``requests`` calls go straight to the sites (call after mock_aws starts)."""
+    from moto.core.models import responses_mock
+
+    responses_mock.stop()
+
+
 def apply() -> None:
     """Install the fix (idempotent)."""
     global _applied
     if _applied:
         return
+    import time
+
     from moto.core.utils import camelcase_to_underscores
     from moto.sqs import models
 
+    # The queue asks the time for every message it looks at (is it visible, delayed?), through
+    # a datetime subtraction: the same UTC epoch seconds, read straight from the clock.
+    slow_millis, slow_seconds = models.unix_time_millis, models.unix_time
+    models.unix_time_millis = lambda dt=None: time.time() * 1000.0 if dt is None else slow_millis(dt)
+    models.unix_time = lambda dt=None: time.time() if dt is None else slow_seconds(dt)
+
     queue_cls = models.Queue
     original = queue_cls.__dict__["attributes"]
+    python_name: dict[str, str] = {}
 
     def attributes(self: Any) -> Mapping[str, Any]:
         fixed: dict[str, Any] = {}
@@ -73,7 +95,10 @@ def apply() -> None:
         for group in groups:
             for name in group:
                 if name not in _COUNTS:
-                    fixed[name] = getattr(self, camelcase_to_underscores(name))
+                    attr = python_name.get(name)
+                    if attr is None:
+                        attr = python_name[name] = camelcase_to_underscores(name)
+                    fixed[name] = getattr(self, attr)
         if self.policy:
             fixed["Policy"] = self.policy
         if self.redrive_policy:

@@ -150,9 +150,13 @@ class _LockedSession:
         self._lock = lock
 
     def client(self, name: str, **kwargs: Any) -> Any:
+        from botocore import UNSIGNED
         from botocore.config import Config
 
-        kwargs.setdefault("config", Config(retries={"max_attempts": 2, "mode": "standard"}))
+        # The embedded AWS checks no signatures: signing every state and queue call would only
+        # cost time (S3 is left signed: moto's bucket reads the signature to authorise a write).
+        unsigned = {"signature_version": UNSIGNED} if name in ("dynamodb", "sqs") else {}
+        kwargs.setdefault("config", Config(retries={"max_attempts": 2, "mode": "standard"}, **unsigned))
         return _LockedClient(self._session.client(name, **kwargs), self._lock)
 
     def __getattr__(self, name: str) -> Any:
@@ -207,7 +211,7 @@ class LocalRun:
     def __init__(self, profile: Profile, sources: list[Source], *, start: float, until: float, out_dir: Path,
                  allow_private: bool, progress: Callable[[str], None] | None = None,
                  patience_s: float | None = None, resolver: Callable[[str, int], list[str]] | None = None,
-                 concurrency: int | None = None) -> None:
+                 concurrency: int | None = None, session_hook: Callable[[Any], None] | None = None) -> None:
         self.profile = profile
         self.sources = sources
         self.start = start
@@ -226,7 +230,7 @@ class LocalRun:
         # Lambda runs fetcher invocations side by side, up to the reserved concurrency
         # (AUBE-11: AubeBot's 1 means one request at a time over all hosts).
         limit = p.get("politeness.max_in_flight")
-        self.concurrency = max(1, concurrency or int(limit or 8))
+        self.concurrency = max(1, concurrency or int(limit or 4))
         self.clock = SimClock(start)
         self.rounds = 0
         self.invocations = 0
@@ -236,6 +240,7 @@ class LocalRun:
         self._stats_lock = threading.Lock()
         self.watch = QueueWatch()
         self.aws_lock = threading.RLock()
+        self.session_hook = session_hook  # e.g. the bench's botocore call counter
 
     @property
     def in_handler(self) -> bool:
@@ -255,7 +260,11 @@ class LocalRun:
         motofix.apply()
         self._mock = mock_aws()
         self._mock.start()
-        session = _LockedSession(boto3.session.Session(region_name=REGION), self.aws_lock)
+        motofix.release_requests()
+        base = boto3.session.Session(region_name=REGION)
+        if self.session_hook is not None:
+            self.session_hook(base)
+        session = _LockedSession(base, self.aws_lock)
         prefix = f"heed-{self.profile.name}"
         self.res = create_stack_resources(template_path=ROOT / "template.yaml", bot=self.profile.name,
                                           prefix=prefix, session=session, region=REGION)

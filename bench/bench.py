@@ -1,0 +1,218 @@
+"""Heed's local runtime and Scrapy on the same fixture web, in one run, side by side (see bench/run).
+
+For each size: the fixture web starts in its own process, Heed crawls it (its own process), then
+Scrapy does (its own process); the fixture logs every request's start and end from the site's
+side, and the figures are computed from that log: span against the ideal, gap violations, gaps
+against the required gap, CPU per page, peak RSS; for Heed also the AWS calls per page by
+operation and the cost per million pages from the price table below."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from fixture_web import make_hosts  # noqa: E402
+
+SIZES = {  # name: (hosts, requests per host, delay d in seconds)
+    "smoke": (10, 5, 1.0),
+    "200x10": (200, 10, 1.0),
+    "1000x5": (1000, 5, 2.0),
+}
+LATENCY_S = 0.02
+
+# eu-west-1 (Ireland) list prices, read 2026-11 from aws.amazon.com/<service>/pricing; DynamoDB's
+# on-demand prices are those after the 50 % cut of November 2024. Free tiers are left out.
+PRICES = {
+    "lambda_gb_s": 0.0000166667,  # x86, per GB-second
+    "lambda_request": 0.20 / 1e6,
+    "sqs_fifo_request": 0.50 / 1e6,  # a request carries up to 10 messages / 64 KB
+    "dynamodb_wru": 0.7068 / 1e6,  # on-demand write request unit (1 KB)
+    "dynamodb_rru": 0.1413 / 1e6,  # on-demand read request unit (4 KB, strongly consistent)
+    "eventbridge_event": 1.00 / 1e6,  # custom events, per 64 KB chunk
+    "s3_put": 0.005 / 1e3,
+    "s3_get": 0.0004 / 1e3,
+    "nat_gb": 0.048,  # NAT gateway data processed (shown apart)
+}
+
+
+@dataclass
+class SiteView:
+    """What the sites saw from one crawler."""
+
+    requests: int
+    span_s: float
+    ideal_s: float
+    violations: int
+    gaps: int
+    ratio_median: float
+    ratio_p99: float
+    ratio_min: float
+
+    @property
+    def efficiency(self) -> float:
+        return self.ideal_s / self.span_s if self.span_s else 0.0
+
+
+def site_view(log: list[dict[str, Any]], hosts: dict[str, Any], delay: float) -> SiteView:
+    by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in log:
+        by_host[r["host"]].append(r)
+    ratios: list[float] = []
+    violations = 0
+    ideal = 0.0
+    for ip, recs in by_host.items():
+        recs.sort(key=lambda r: r["t_start"])
+        required = max(delay, hosts[ip].crawl_delay or 0.0)
+        for a, b in zip(recs, recs[1:]):
+            gap = b["t_start"] - a["t_end"]
+            ratios.append(gap / required)
+            violations += gap < required - 0.001
+        ideal = max(ideal, (len(recs) - 1) * required + len(recs) * LATENCY_S)
+    span = (max(r["t_end"] for r in log) - min(r["t_start"] for r in log)) if log else 0.0
+    ratios.sort()
+    p99 = ratios[min(len(ratios) - 1, int(0.99 * len(ratios)))] if ratios else 0.0
+    return SiteView(len(log), span, ideal, violations, len(ratios), statistics.median(ratios) if ratios else 0.0,
+                    p99, ratios[0] if ratios else 0.0)
+
+
+def cost_per_million(h: dict[str, Any]) -> dict[str, float]:
+    """Dollars per million pages on AWS, by what is billed (NAT data apart)."""
+    pages = max(1, h["requests"])
+    scale = 1e6 / pages
+    lam = h["billed_s"] * h["fetcher_memory_mb"] / 1024 * PRICES["lambda_gb_s"] + h["invocations"] * PRICES["lambda_request"]
+    out = {
+        "lambda": lam * scale,
+        "sqs": h["sqs_requests"] * PRICES["sqs_fifo_request"] * scale,
+        "dynamodb": (h["wru"] * PRICES["dynamodb_wru"] + h["rru"] * PRICES["dynamodb_rru"]) * scale,
+        "eventbridge": h["events"] * PRICES["eventbridge_event"] * scale,
+        "s3": (h["s3_puts"] * PRICES["s3_put"] + h["s3_gets"] * PRICES["s3_get"]) * scale,
+    }
+    out["total"] = sum(out.values())
+    out["nat_per_gb"] = PRICES["nat_gb"]
+    return out
+
+
+def _python() -> str:
+    return sys.executable
+
+
+def _run_side(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:2])} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run_size(name: str, hosts_n: int, pages: int, delay: float, sides: list[str]) -> dict[str, Any]:
+    hosts = {h.ip: h for h in make_hosts(hosts_n, pages, delay)}
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    out: dict[str, Any] = {"size": name, "hosts": hosts_n, "pages": pages, "delay": delay}
+    with tempfile.TemporaryDirectory() as tmp:
+        log_path = Path(tmp) / "web.jsonl"
+        web = subprocess.Popen([_python(), str(HERE / "fixture_web.py"), "--hosts", str(hosts_n), "--pages",
+                                str(pages), "--delay", str(delay), "--latency", str(LATENCY_S), "--log", str(log_path)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        assert web.stdout is not None and web.stdin is not None
+        ready = web.stdout.readline()
+        if not ready.startswith("ready"):
+            raise SystemExit(f"fixture web did not start: {ready!r}")
+
+        def dump() -> list[dict[str, Any]]:
+            web.stdin.write("dump\n")  # type: ignore[union-attr]
+            web.stdin.flush()  # type: ignore[union-attr]
+            assert web.stdout.readline().strip() == "dumped"  # type: ignore[union-attr]
+            return [json.loads(line) for line in log_path.read_text().splitlines()]
+
+        try:
+            args = ["--hosts", str(hosts_n), "--pages", str(pages), "--delay", str(delay)]
+            for side in sides:
+                script = {"heed": "heed_side.py", "scrapy": "scrapy_side.py"}[side]
+                t0 = time.monotonic()
+                result = _run_side([_python(), str(HERE / script), *args], env)
+                result["process_wall_s"] = time.monotonic() - t0
+                result["site"] = site_view(dump(), hosts, delay).__dict__
+                out[side] = result
+        finally:
+            web.stdin.write("quit\n")
+            web.stdin.flush()
+            web.wait(timeout=30)
+    return out
+
+
+def _fmt(v: float, unit: str = "", digits: int = 2) -> str:
+    return f"{v:.{digits}f}{unit}"
+
+
+def report(res: dict[str, Any]) -> str:
+    lines = [f"== {res['size']}: {res['hosts']} hosts x {res['pages']} requests, d = {res['delay']} s "
+             f"(every 4th host Crawl-delay {2 * res['delay']:g} s), latency {LATENCY_S * 1000:.0f} ms"]
+    rows = [("", "heed", "scrapy")]
+
+    def both(label: str, f: Any) -> None:
+        rows.append((label, *(f(res[s]) if s in res else "-" for s in ("heed", "scrapy"))))
+
+    both("requests seen by the sites", lambda r: str(r["site"]["requests"]))
+    both("site-side span / ideal", lambda r: f"{r['site']['span_s']:.1f} s / {r['site']['ideal_s']:.1f} s")
+    both("efficiency (ideal / span)", lambda r: _fmt(r["site"]["ideal_s"] / r["site"]["span_s"] if r["site"]["span_s"] else 0))
+    both("gap violations", lambda r: f"{r['site']['violations']} of {r['site']['gaps']}")
+    both("gap / required: median, p99, min",
+         lambda r: f"{r['site']['ratio_median']:.2f}, {r['site']['ratio_p99']:.2f}, {r['site']['ratio_min']:.2f}")
+    both("CPU per page", lambda r: _fmt(1000 * r["cpu_s"] / max(1, r["site"]["requests"]), " ms", 1))
+    both("peak RSS", lambda r: _fmt(r["rss_mb"], " MB", 0))
+    width = [max(len(str(r[i])) for r in rows) for i in range(3)]
+    lines += ["  ".join(str(c).ljust(width[i]) for i, c in enumerate(r)) for r in rows]
+    h = res.get("heed")
+    if h:
+        pages = max(1, h["requests"])
+        calls = Counter(h["calls"])
+        poll = calls.pop("sqs.ReceiveMessage", 0)
+        dynamo = sum(v for k, v in calls.items() if k.startswith("dynamodb."))
+        lines.append(f"Heed AWS calls per page: {sum(calls.values()) / pages:.2f} (DynamoDB {dynamo / pages:.2f}; "
+                     f"the poller's ReceiveMessage apart: {poll / pages:.2f})")
+        lines.append("  " + ", ".join(f"{k} {v / pages:.2f}" for k, v in sorted(calls.items(), key=lambda kv: -kv[1])))
+        c = cost_per_million(h)
+        lines.append(f"Heed on AWS per million pages: ${c['total']:.2f} (Lambda {c['lambda']:.2f}, SQS {c['sqs']:.2f}, "
+                     f"DynamoDB {c['dynamodb']:.2f}, EventBridge {c['eventbridge']:.2f}, S3 {c['s3']:.2f}); "
+                     f"NAT data apart at ${c['nat_per_gb']}/GB")
+        lines.append(f"  ({h['invocations']} fetcher invocations of {h['concurrency']} at once, billed "
+                     f"{h['billed_s']:.1f} s; {h['wru']:.0f} WRU, {h['rru']:.0f} RRU; max receive count {h['max_receive_count']})")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", action="append", choices=sorted(SIZES) + ["all"],
+                    help="smoke (default), 200x10, 1000x5 or all; may be repeated")
+    ap.add_argument("--side", action="append", choices=["heed", "scrapy"], help="default: both")
+    ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    args = ap.parse_args()
+    sizes = args.size or ["smoke"]
+    if "all" in sizes:
+        sizes = list(SIZES)
+    sides = args.side or ["heed", "scrapy"]
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
+          f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}")
+    results = []
+    for name in sizes:
+        res = run_size(name, *SIZES[name], sides)
+        results.append(res)
+        print(report(res), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""One bench run of Heed's local runtime (the real handlers on in-process moto) against the fixture web.
+
+Prints one JSON object: CPU seconds and peak RSS of this process for the crawl, AWS calls by
+service and operation (counted with botocore's own event hooks), DynamoDB read and write units
+worked out from the items' sizes as DynamoDB bills them, and what Lambda would bill."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fixture_web import PORT, make_hosts  # noqa: E402
+
+from heed.local.runtime import LocalRun  # noqa: E402
+from heed_core.profile import load_profile_data  # noqa: E402
+from heed_core.work import Source  # noqa: E402
+
+
+def _size(value: dict[str, Any]) -> int:
+    """The size DynamoDB counts for one attribute value (names are added by the caller)."""
+    (kind, v), = value.items()
+    if kind == "S":
+        return len(v.encode("utf-8"))
+    if kind == "N":
+        return len(str(v).lstrip("-").replace(".", "")) // 2 + 2
+    if kind == "B":
+        return len(v)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind in ("SS", "NS", "BS"):
+        return sum(len(str(x)) for x in v)
+    if kind == "L":
+        return 3 + sum(1 + _size(x) for x in v)
+    if kind == "M":
+        return 3 + sum(len(k) + 1 + _size(x) for k, x in v.items())
+    return 0
+
+
+def item_size(item: dict[str, Any]) -> int:
+    return sum(len(k) + _size(v) for k, v in item.items())
+
+
+class AwsCounter:
+    """botocore ``after-call`` hooks: calls by operation, and the units they cost."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+        self.rru = 0.0
+        self.wru = 0.0
+        self.events = 0
+        self.s3_puts = 0
+        self.s3_gets = 0
+        self.sqs_requests = 0
+        self.sizes: dict[str, list[int]] = defaultdict(list)  # bytes written per kind of item
+
+    def attach(self, session: Any) -> None:
+        session.events.register("provide-client-params", self._keep_params)
+        session.events.register("after-call", self._after)
+
+    def _keep_params(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        context["bench_params"] = dict(params)
+
+    def _after(self, http_response: Any, parsed: dict[str, Any], model: Any, context: dict[str, Any],
+               **_: Any) -> None:
+        service = model.service_model.service_name
+        op = model.name
+        self.calls[f"{service}.{op}"] += 1
+        params = context.get("bench_params") or {}
+        if service == "dynamodb":
+            self._units(op, params, parsed)
+        elif service == "sqs":
+            self.sqs_requests += 1
+        elif service == "events" and op == "PutEvents":
+            self.events += sum(max(1, math.ceil(len(e.get("Detail", "")) / 65536)) for e in params.get("Entries", []))
+        elif service == "s3":
+            self.s3_puts += op in ("PutObject", "DeleteObject", "ListObjectVersions")
+            self.s3_gets += op == "GetObject"
+
+    def _units(self, op: str, params: dict[str, Any], parsed: dict[str, Any]) -> None:
+        if op == "GetItem":
+            self.rru += max(1, math.ceil(item_size(parsed.get("Item") or {}) / 4096))
+        elif op == "BatchGetItem":
+            asked = sum(len(t["Keys"]) for t in params.get("RequestItems", {}).values())
+            found = [i for items in parsed.get("Responses", {}).values() for i in items]
+            # Strongly consistent: 4 KB a unit, and a key asked for costs a unit even when absent.
+            self.rru += sum(max(1, math.ceil(item_size(i) / 4096)) for i in found) + (asked - len(found))
+        elif op == "Query":
+            self.rru += max(1, math.ceil(sum(item_size(i) for i in parsed.get("Items", [])) / 4096))
+        elif op == "PutItem":
+            item = params.get("Item", {})
+            self.sizes[item.get("sk", {}).get("S", "?").split("#")[0]].append(item_size(item))
+            self.wru += max(1, math.ceil(item_size(item) / 1024))
+        elif op in ("UpdateItem", "DeleteItem"):
+            self.wru += 1  # Heed's updates touch small items (counters, source fields)
+        elif op == "BatchWriteItem":
+            for reqs in params.get("RequestItems", {}).values():
+                for r in reqs:
+                    item = (r.get("PutRequest") or {}).get("Item") or {}
+                    self.sizes["batch:" + item.get("sk", {}).get("S", "?").split("#")[0]].append(item_size(item))
+                    self.wru += max(1, math.ceil(item_size(item) / 1024))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hosts", type=int, required=True)
+    ap.add_argument("--pages", type=int, required=True)
+    ap.add_argument("--delay", type=float, required=True)
+    ap.add_argument("--concurrency", type=int, default=None)
+    args = ap.parse_args()
+    hosts = make_hosts(args.hosts, args.pages, args.delay)
+    d = args.delay
+    # AubeBot's shape (feeds, then the articles of short items) with the bench's delay, no cap on
+    # articles (the bench measures pacing and the turn, not AUBE-10) and none on concurrent hosts.
+    profile = load_profile_data({
+        "extends": "aubebot",
+        "politeness": {"min_delay_s": d, "crawl_delay_cap_s": max(10.0, 4 * d), "max_in_flight": None},
+        "tasks": {"feed": {"article_followup": {"per_source_per_window": None, "total_per_window": None,
+                                                 "window_s": 0}}},
+    })
+    sources = [Source(f"h{h.index}", f"http://{h.ip}:{PORT}/feed.xml", "feed") for h in hosts]
+    counter = AwsCounter()
+    with tempfile.TemporaryDirectory() as tmp:
+        now = time.time()
+        run = LocalRun(profile, sources, start=now, until=now, out_dir=Path(tmp), allow_private=True,
+                       patience_s=30.0, concurrency=args.concurrency, session_hook=counter.attach)
+        run.setup()
+        setup_calls = sum(counter.calls.values())
+        counter.calls.clear()
+        counter.rru = counter.wru = 0.0
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        wall0 = time.monotonic()
+        run.fire(time.time(), ["feed"])
+        left = run.drain()
+        wall = time.monotonic() - wall0
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        requests = run.out.n["requests"]
+        run.out.close({"bot": profile.name})
+        run.close()
+    print(json.dumps({
+        "requests": requests, "left": left, "wall_s": wall,
+        "cpu_s": (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime),
+        "sys_s": cpu1.ru_stime - cpu0.ru_stime, "ctx_switches": (cpu1.ru_nvcsw - cpu0.ru_nvcsw) + (cpu1.ru_nivcsw - cpu0.ru_nivcsw),
+        "rss_mb": cpu1.ru_maxrss / 1024, "calls": dict(counter.calls), "setup_calls": setup_calls,
+        "rru": counter.rru, "wru": counter.wru, "events": counter.events, "s3_puts": counter.s3_puts,
+        "s3_gets": counter.s3_gets, "sqs_requests": counter.sqs_requests, "billed_s": run.billed_s,
+        "invocations": run.invocations, "fetcher_memory_mb": 512, "concurrency": run.concurrency,
+        "max_receive_count": run.max_receive_count,
+        "item_bytes": {k: {"n": len(v), "mean": sum(v) / len(v), "max": max(v)} for k, v in counter.sizes.items()},
+    }))
+
+
+if __name__ == "__main__":
+    main()
