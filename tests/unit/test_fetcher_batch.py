@@ -13,7 +13,7 @@ from heed_core.hoststate import DrainMark, Outbox
 from heed_core.ports import FakeClock, FetchRequest, FetchResult
 from heed_core.profile import load_profile
 from heed_core.work import WorkItem
-from tests.support.memstore import FakeTokens, ListJournal, ListResults, MemoryStore
+from tests.support.memstore import FakeTokens, FakeTransport, ListJournal, ListResults, MemoryStore
 
 T0 = 1_709_618_400.0
 
@@ -58,7 +58,7 @@ def _batch(records: list[dict[str, Any]], crawler: Any, queue: FakeQueue | None 
                          journal or ListJournal())
 
 
-def test_common_05_deferred_host_hides_its_later_records_and_other_hosts_go_on() -> None:
+def test_common_05_deferred_host_hides_its_first_token_takes_in_the_later_ones_and_other_hosts_go_on() -> None:
     # GIVEN a batch with two tokens of host A (not ready for 7.2 s) and one of host B (done)
     queue = FakeQueue()
     crawler = FakeCrawler({"http://a:80": TurnResult("defer", delay_s=7.2),
@@ -67,12 +67,28 @@ def test_common_05_deferred_host_hides_its_later_records_and_other_hosts_go_on()
     t0 = time.monotonic()
     # WHEN the fetcher processes it
     resp = _batch(records, crawler, queue)
-    # THEN it did not sleep, A's two tokens are hidden for the wait and reported failed (FIFO
-    # order within a host holds), B's token is acknowledged (deleted)
+    # THEN it did not sleep; A had one turn, which took the second token's work in with its own
+    # (so a host never has two tokens in flight) and is hidden for the wait; the second token
+    # and B's are acknowledged
     assert time.monotonic() - t0 < 0.5
-    assert resp == {"batchItemFailures": [{"itemIdentifier": "1"}, {"itemIdentifier": "2"}]}
-    assert queue.hidden == [("rh-1", 7.2), ("rh-2", 7.2)]
+    assert resp == {"batchItemFailures": [{"itemIdentifier": "1"}]}
+    assert queue.hidden == [("rh-1", 7.2)]
     assert crawler.calls == ["http://a:80", "http://b:80"]
+
+
+def test_the_later_tokens_of_a_host_are_taken_in_by_its_turn_and_written_before_their_ack() -> None:
+    clock = FakeClock(T0)
+    store, queue = MemoryStore(), FakeQueue()
+    crawler = Crawler(load_profile("springstudiobot"), store, FakeTransport(clock), ListJournal(), ListResults(), clock,
+                      tokens=queue)
+    later = WorkItem(url="http://a:80/later", purpose="page", task="page", source_id="s", source_url="http://a:80/later",
+                     round_id="r1", round_start=T0, not_before=T0 + 3600)
+    first = WorkItem(url="http://a:80/first", purpose="page", task="page", source_id="s", source_url="http://a:80/first",
+                     round_id="r1", round_start=T0, not_before=T0 + 600)
+    resp = _batch([_rec("1", "http://a:80", [first]), _rec("2", "http://a:80", [later])], crawler, queue, store)
+    # THEN the first token waits for its work; the second is acknowledged, its work is in the frontier
+    assert resp == {"batchItemFailures": [{"itemIdentifier": "1"}]}
+    assert sorted(i.url for i in store.pending_work("http://a:80")) == ["http://a:80/first", "http://a:80/later"]
 
 
 def test_every_record_deferred_is_a_normal_answer_not_an_error() -> None:
@@ -90,7 +106,7 @@ def test_a_transient_error_hides_the_token_and_charges_nothing() -> None:
     resp = _batch([_rec("1", "http://a:80", receives=3)], crawler, queue)
     # THEN the token comes back after a backoff, and the work item is not charged
     assert resp == {"batchItemFailures": [{"itemIdentifier": "1"}]}
-    assert queue.hidden == [("rh-1", 8.0)] and crawler.charged == []
+    assert queue.hidden == [("rh-1", 2.0)] and crawler.charged == []
 
 
 class Boom:

@@ -23,7 +23,10 @@ _REDRAIN_S = 5.0  # a token whose outbox did not fully leave comes back this soo
 
 
 def _backoff(receives: int) -> float:
-    return float(min(300, 2 ** min(max(receives, 1), 8)))
+    """How long a token whose turn failed stays hidden. A host's token is reused between its
+    requests, so its receive count says how much work it did, not how often it failed: the
+    wait grows slowly with it and stays short (the queue's maxReceiveCount ends a poison loop)."""
+    return float(min(30, 2 + receives // 10))
 
 
 @dataclass
@@ -38,46 +41,52 @@ class _Outcome:
 
 
 def _group_turns(records: list[dict[str, Any]], crawler: Crawler, journal: Journal) -> list[_Outcome]:
-    """One message group's records, in order: FIFO within a host. When one is deferred or
-    fails, the later ones are hidden just as long (they may not overtake it)."""
+    """One message group's records (one host's tokens), in one turn: the later tokens' work is
+    taken into the host's frontier with the first's and they are acknowledged, so a host never
+    has more than one token in flight (FIFO order cannot be lost between hidden messages)."""
     out: list[_Outcome] = []
-    held: float | None = None
+    tokens = []
     for rec in records:
         msg_id, receipt = rec["messageId"], rec["receiptHandle"]
-        if held is not None:
-            out.append(_Outcome(msg_id, receipt, failed=True, hide=held))
-            continue
         receives = int(rec.get("attributes", {}).get("ApproximateReceiveCount") or 1)
         try:
-            token = decode_token(rec.get("body", ""), receives, msg_id)
+            tokens.append((rec, decode_token(rec.get("body", ""), receives, msg_id)))
         except InputError as exc:
             # Acknowledged: a token that can never be processed must not loop or block its host.
             journal.skip({"url": str(rec.get("body", ""))[:300], "reason": exc.reason, "detail": str(exc)})
             out.append(_Outcome(msg_id, receipt))
-            continue
-        try:
-            turn = crawler.host_turn(token)
-        except TransientError as exc:
-            # Busy, throttled, a lost race: try again later; the work item is not charged.
-            held = _backoff(receives)
-            logger.warning("turn deferred: transient", extra={"heed": "transient", "host": token.host, "error": str(exc)})
-            count("Turns", "transient")
-            out.append(_Outcome(msg_id, receipt, failed=True, hide=held))
-            continue
-        except Exception as exc:  # noqa: BLE001 - a real failure: charge the item, let SQS redeliver
-            logger.exception("host turn failed", extra={"heed": "failure", "host": token.host})
-            count("Turns", "failed")
-            _charge_failure(crawler, token, exc)
-            held = _backoff(receives)
-            out.append(_Outcome(msg_id, receipt, failed=True, hide=held))
-            continue
-        count("Turns", turn.why or turn.action)
-        if turn.action == "defer":
-            count("Deferrals", turn.why or "defer")
-            held = turn.delay_s
-            out.append(_Outcome(msg_id, receipt, failed=True, hide=turn, pending=turn.pending))
-        else:
-            out.append(_Outcome(msg_id, receipt, pending=turn.pending))
+    if not tokens:
+        return out
+    (head_rec, head), rest = tokens[0], tokens[1:]
+    same = [t for _, t in rest if t.host == head.host]
+    token = replace(head, also=tuple((t.tok, t.items) for t in same),
+                    bad=head.bad + tuple(b for t in same for b in t.bad))
+    others = [(r, t) for r, t in rest if t.host != head.host]  # a group is a host: only by accident
+    msg_id, receipt = head_rec["messageId"], head_rec["receiptHandle"]
+    try:
+        turn = crawler.host_turn(token)
+    except TransientError as exc:
+        # Busy, throttled, a lost race: try again later; the work item is not charged.
+        wait = _backoff(head.receives)
+        logger.warning("turn deferred: transient", extra={"heed": "transient", "host": head.host, "error": str(exc)})
+        count("Turns", "transient")
+        return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
+    except Exception as exc:  # noqa: BLE001 - a real failure: charge the item, let SQS redeliver
+        logger.exception("host turn failed", extra={"heed": "failure", "host": head.host})
+        count("Turns", "failed")
+        _charge_failure(crawler, token, exc)
+        wait = _backoff(head.receives)
+        return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
+    count("Turns", turn.why or turn.action)
+    if turn.action == "defer":
+        count("Deferrals", turn.why or "defer")
+        out.append(_Outcome(msg_id, receipt, failed=True, hide=turn, pending=turn.pending))
+    else:
+        out.append(_Outcome(msg_id, receipt, pending=turn.pending))
+    # The later tokens of the host: their work is in the frontier now (committed by the turn).
+    out += [_Outcome(r["messageId"], r["receiptHandle"]) for r, t in rest if t.host == head.host]
+    for r, _ in others:  # never expected (the group id is the host); kept for FIFO order
+        out.append(_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=turn.delay_s))
     return out
 
 

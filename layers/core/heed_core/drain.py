@@ -7,6 +7,7 @@ are marked sent in the host's drain mark, written after them. Only a crash betwe
 PutEvents and that mark can repeat events; each carries its deterministic ``id`` for consumers."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -15,6 +16,8 @@ from heed_core.hoststate import DrainMark, Outbox
 from heed_core.store import READ_FIELDS, HostStore, Results, Tokens
 
 __all__ = ["DrainReport", "Pending", "drain"]
+
+_MARK_TRIES = 3
 
 
 @dataclass(frozen=True)
@@ -80,10 +83,17 @@ def drain(pending: Sequence[Pending], store: HostStore, results: Results, tokens
         else:
             marks.append((p.host, DrainMark(version=p.outbox.version)))
     records = [u for p in work for u in p.outbox.urls]
-    try:
-        store.write_drained(records, marks, reads)
-        report.records = len(records)
-    except TransientError as exc:
-        for p in work:
-            report.failed[p.host] = f"records: {exc}"
+    # The marks say which events left: losing them to a throttled write would send those events
+    # again, so this write is tried a few times (AWS's backoff, not a politeness wait).
+    for attempt in range(_MARK_TRIES):
+        try:
+            store.write_drained(records, marks, reads)
+            report.records = len(records)
+            break
+        except TransientError as exc:
+            if attempt + 1 == _MARK_TRIES:
+                for p in work:
+                    report.failed[p.host] = f"records: {exc}"
+            else:
+                time.sleep(0.05 * 4 ** attempt)
     return report

@@ -104,9 +104,15 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
 def _without_body(profile: Profile, view: HostView, item: WorkItem, result: FetchResult, outcome: Outcome,
                   inp: TaskInput, now: float, out: Settled) -> TaskOutput:
     if outcome.action == "not_modified":
-        # AUBE-08: a 304 is a read of the feed too (the cadence counts from it).
+        # AUBE-08: a 304 is a read of the feed too (the cadence counts from its start). The
+        # items it reported before stay remembered: the read-state is written whole.
+        fields: dict[str, Any] = {}
+        if item.depth == 0:
+            fields["last_read"] = result.t_start or now
+            if item.task == "feed":
+                fields["seen_items"] = list(item.ctx.get("si") or ())
         return TaskOutput(skips=[(item.url, "not_modified", "304: unchanged since the last read")],
-                          source_fields={"last_read": now} if item.depth == 0 else {})
+                          source_fields=fields)
     if outcome.action == "redirect":
         return _redirect(profile, item, outcome.location or "")
     if outcome.action in ("stop_host", "close_source"):

@@ -116,7 +116,8 @@ def _seen_before(item: WorkItem) -> set[str]:
 # --- feeds (AUBE-01..03, AUBE-10, PRAHA-01/02) --------------------------------------------------
 def _feed(inp: TaskInput) -> TaskOutput:
     item, task, now = inp.item, inp.profile.task("feed"), inp.now
-    out = TaskOutput(source_fields={"last_read": now})
+    # AUBE-08 counts from the start of the read (the request), not from when it was settled.
+    out = TaskOutput(source_fields={"last_read": inp.result.t_start or now})
     max_items = int(task.get("max_items", 40))
     parsed = feeds.parse_feed(inp.result.body, base_url=item.url, content_type=_ctype(inp.result),
                               max_items=max_items)

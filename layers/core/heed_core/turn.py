@@ -36,6 +36,7 @@ class TokenIn:
     bad: tuple[tuple[str, str], ...] = ()  # (what, why) for items that did not decode
     receives: int = 1  # ApproximateReceiveCount
     message_id: str = ""  # the SQS message: the owner of a host is a message, not a body (copies differ)
+    also: tuple[tuple[str, tuple[WorkItem, ...]], ...] = ()  # later tokens of the host in the same batch
 
     @property
     def owner(self) -> str:
@@ -107,10 +108,13 @@ def plan_turn(profile: Profile, snapshot: HostView, token: TokenIn, now: float) 
     if v.owner and v.owner != token.owner and v.lease_until > now:
         # COMMON-05: another token is at work on this host (its request may be in flight).
         return Plan(view=snapshot.copy(), wait=v.lease_until - now, why="lease_taken", foreign_owner=True)
-    if token.items and token.tok not in v.tokens_done:
-        known = {i.work_id for i in v.frontier}
-        v.frontier += [i for i in token.items if i.work_id not in known]
-        v.tokens_done[token.tok] = now + TOKENS_FOR_S
+    for tok, items in ((token.tok, token.items), *token.also):
+        if items and tok not in v.tokens_done:
+            known = {i.work_id for i in v.frontier}
+            v.frontier += [i for i in items if i.work_id not in known]
+            v.tokens_done[tok] = now + TOKENS_FOR_S
+            # The later tokens are acknowledged after this turn: what they brought must be written.
+            plan.dirty = plan.dirty or tok != token.tok
     for _ in range(MAX_STEPS):
         v.frontier.sort(key=lambda i: i.order_key)
         if not v.frontier:
@@ -119,12 +123,37 @@ def plan_turn(profile: Profile, snapshot: HostView, token: TokenIn, now: float) 
         ready = [i for i in v.frontier if i.not_before <= now]
         if not ready:
             plan.wait, plan.why = min(i.not_before for i in v.frontier) - now, "not_before"
+            # While the work waits (a cadence, a retry), robots.txt is read if it must be anyway:
+            # the read the work needs then comes on time, not a robots.txt request late.
+            soonest = min(v.frontier, key=lambda i: i.not_before)
+            if not _blocked_or_stopped(profile, v, soonest, now):
+                _robots_request(profile, v, soonest, now, plan)
             return plan
         item = ready[0]
         if _step(profile, v, item, now, plan):
             return plan
     plan.wait, plan.why = 0.0, "yield"
     return plan
+
+
+def _blocked_or_stopped(profile: Profile, v: HostView, item: WorkItem, now: float) -> bool:
+    refused = refusal(profile, v, item, now)
+    return refused is not None and refused[0] in ("blocked_by_operator", "host_stopped", "source_closed",
+                                                  "robots_unavailable")
+
+
+def _robots_request(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan) -> bool:
+    """Plan the robots.txt request ``item`` needs, if the cached copy is gone; True if planned."""
+    if cached_outcome(v, _policy(profile), now) is not None:
+        return False
+    url, hops = request_url(v, now)
+    gate = authority(url)
+    if gate == v.host and _gate_wait(v, now) is not None:
+        return False
+    plan.wait, plan.why = None, ""
+    plan.request = FetchRequest(url=url, purpose="robots", max_bytes=int(profile.get("robots.max_bytes")))
+    plan.role, plan.item, plan.hops, plan.gate_host = "robots", item, hops, gate
+    return True
 
 
 def _settle_without_request(v: HostView, item: WorkItem, plan: Plan, reason: str, detail: str) -> None:

@@ -7,6 +7,8 @@ import time
 class SimClock:
     def __init__(self, start: float) -> None:
         self._offset = start - time.time()
+        self.jumps: list[tuple[float, float]] = []  # (wall-clock time, offset from then on)
+        self.jumps.append((time.time(), self._offset))
 
     def now(self) -> float:
         return time.time() + self._offset
@@ -16,5 +18,14 @@ class SimClock:
         delta = t - self.now()
         if delta > 0:
             self._offset += delta
+            self.jumps.append((time.time(), self._offset))
             return delta
         return 0.0
+
+    def at(self, wall: float) -> float:
+        """The simulated time it was at wall-clock time ``wall`` (a site's log is in wall time)."""
+        offset = self.jumps[0][1]
+        for since, off in self.jumps:
+            if since <= wall:
+                offset = off
+        return wall + offset

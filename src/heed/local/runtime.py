@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import sys
 import threading
@@ -120,6 +121,11 @@ class Output:
         summary = {**summary, "requests": self.n["requests"], "items": self.n["items"], "skips": self.n["skips"],
                    **{f"by_{k}": dict(sorted(v.items())) for k, v in self.counts.items()}}
         (self.dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+
+
+class InvocationCrash(BaseException):
+    """Raised by fault tests inside an invocation: it dies on the spot, as a Lambda that is killed
+    (not an exception the handler could catch): its tokens come back after the visibility timeout."""
 
 
 class _LockedClient:
@@ -239,6 +245,7 @@ class LocalRun:
         self._local = threading.local()
         self._stats_lock = threading.Lock()
         self.watch = QueueWatch()
+        self.crashed: list[str] = []  # message ids of tokens whose invocation died (fault tests)
         self.aws_lock = threading.RLock()
         self.session_hook = session_hook  # e.g. the bench's botocore call counter
 
@@ -293,11 +300,11 @@ class LocalRun:
                         plan[t].append(s.task)
             left = 0
             for t in sorted(plan):
-                jumped = self.clock.jump_to(t)
-                if jumped:
-                    self.release_hidden(jumped)
+                self.advance_to(t)
                 self.fire(t, plan[t])
                 left = self.drain()
+            if self.until > self.clock.now():
+                left = self.advance_to(self.until)
             summary = {"bot": self.profile.name, "start": iso(self.start), "until": iso(self.until),
                        "rounds": self.rounds, "invocations": self.invocations,
                        "fetcher_billed_s": round(self.billed_s, 3), "max_receive_count": self.max_receive_count,
@@ -412,9 +419,10 @@ class LocalRun:
         self._local.in_handler = True
         try:
             resp = self.fetcher({"Records": records}, LambdaContext("FetcherFunction"))
-        except Exception as exc:  # noqa: BLE001 - as in Lambda: a crashed batch is retried by SQS
-            print(f"\nfetcher invocation failed: {exc!r}", file=sys.stderr)
-            self.watch.finished([])
+        except (Exception, InvocationCrash) as exc:  # noqa: BLE001 - as in Lambda: SQS delivers the batch again
+            if not isinstance(exc, InvocationCrash):
+                print(f"\nfetcher invocation failed: {exc!r}", file=sys.stderr)
+            self._died(msgs)
             return
         finally:
             self._local.in_handler = False
@@ -426,9 +434,10 @@ class LocalRun:
         if done:
             try:
                 self.sqs.delete_message_batch(QueueUrl=self.res.queue_url, Entries=done)
-            except Exception as exc:  # noqa: BLE001 - as in Lambda: an undeleted token comes back later
-                print(f"\ndeleting tokens failed: {exc!r}", file=sys.stderr)
-                self.watch.finished([])
+            except (Exception, InvocationCrash) as exc:  # noqa: BLE001 - an undeleted token comes back later
+                if not isinstance(exc, InvocationCrash):
+                    print(f"\ndeleting tokens failed: {exc!r}", file=sys.stderr)
+                self._died(msgs)
                 return
         self.watch.finished([m["MessageId"] for m in msgs if m["MessageId"] not in failed])
 
@@ -441,14 +450,63 @@ class LocalRun:
             return sorted((t, m) for m, t in self.watch.hidden_until.items() if t > now)
 
     def release_hidden(self, jumped_s: float) -> None:
+        """The simulated clock jumped ``jumped_s`` ahead: every hidden token's wait (kept by SQS
+        in wall-clock time) is that much shorter; a token whose wait is over comes back now."""
         now = time.time()
         for visible_at, msg in self.hidden_tokens():
             handle = self.watch.handle_of.get(msg)
-            if visible_at - now <= jumped_s and handle:
-                self.sqs.change_message_visibility(QueueUrl=self.res.queue_url, ReceiptHandle=handle,
-                                                   VisibilityTimeout=0)
-                self.watch.hidden_for(handle, 0)
+            if not handle:
+                continue
+            left = visible_at - now - jumped_s
+            # (SQS counts visibility in whole seconds: a wait that ends within a second of the
+            # jump ends at it)
+            seconds = 0 if left <= 1.0 else math.ceil(left)
+            self.sqs.change_message_visibility(QueueUrl=self.res.queue_url, ReceiptHandle=handle,
+                                               VisibilityTimeout=seconds)
+            self.watch.hidden_for(handle, seconds)
         self.watch.sent(0)
+
+    def advance_to(self, t: float) -> int:
+        """Move the simulated clock to ``t``, stopping at each deferred token that comes due
+        before it (as the queue would hand it back) and draining there. Returns how many tokens
+        are still hidden at ``t``."""
+        while True:
+            hidden = self.hidden_tokens()
+            if not hidden:
+                jumped = self.clock.jump_to(t)
+                return 0
+            soonest = self.clock.now() + (hidden[0][0] - time.time())
+            if soonest > t:
+                jumped = self.clock.jump_to(t)
+                if jumped:
+                    self.release_hidden(jumped)
+                return len(self.hidden_tokens())
+            jumped = self.clock.jump_to(soonest)
+            self.release_hidden(jumped)
+            self.drain()
+
+    def _died(self, msgs: list[dict[str, Any]]) -> None:
+        # SQS hands the tokens of a dead invocation out again after the visibility timeout.
+        with self._stats_lock:
+            self.crashed += [m["MessageId"] for m in msgs]
+        for m in msgs:
+            self.watch.hidden_for(m["ReceiptHandle"], self.res.visibility_timeout_s)
+        self.watch.finished([])
+
+    def redeliver_crashed(self) -> int:
+        """Let the visibility timeout of the tokens whose invocation died pass (the clock jumps
+        by it) and hand them out again, as SQS does. Returns how many came back."""
+        with self._stats_lock:
+            crashed, self.crashed = self.crashed, []
+        handles = [self.watch.handle_of[m] for m in dict.fromkeys(crashed) if m in self.watch.handle_of]
+        if not handles:
+            return 0
+        self.clock.jump_to(self.clock.now() + self.res.visibility_timeout_s)
+        self.release_hidden(self.res.visibility_timeout_s)
+        for handle in handles:
+            self.sqs.change_message_visibility(QueueUrl=self.res.queue_url, ReceiptHandle=handle, VisibilityTimeout=0)
+        self.watch.sent(len(handles))
+        return len(handles)
 
     def _show_progress(self, hidden: int) -> None:
         if self.progress is not None:

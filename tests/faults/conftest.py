@@ -1,0 +1,237 @@
+"""Fault injection on the moto stack through the real handlers, seen from the sites' side.
+
+``Faults`` hooks into the botocore session of a ``LocalRun`` (``before-call``): a rule names an
+operation and when it fires, and then raises an AWS error (throttling, a 5xx), returns a
+made-up answer (a partial PutEvents failure) or kills the invocation on the spot
+(``InvocationCrash``: nothing after it runs, its tokens come back after the visibility timeout).
+``crawl`` runs a round to the end (redelivering what crashed), and ``check`` holds every run to
+the same invariants: each URL fetched once (or the documented, bounded refetch), no result lost
+or doubled, no gap shorter than the host's gap."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+from botocore.exceptions import ClientError
+
+from heed.demo.web import RecordingServer, RequestRecord, Route, Site
+from heed.local.runtime import InvocationCrash, LocalRun
+from heed_core.profile import Profile, load_profile_data
+from heed_core.work import Source
+
+# The faults suite's loopback addresses (the conformance suites use 127.0.0.100-179).
+IPS = tuple(f"127.0.0.{n}" for n in range(180, 200))
+GAP = 0.3  # the bots' gap in this suite (their shapes, with small delays)
+
+
+@dataclass
+class Rule:
+    op: str  # "dynamodb.PutItem"
+    when: Callable[[dict[str, Any]], bool] = lambda params: True
+    action: str = "crash"  # crash | throttle | error | partial
+    times: int = 1  # how many times it fires (-1: always)
+    every: int = 1  # fire on every n-th matching call
+    seen: int = 0
+    fired: int = 0
+
+
+class Faults:
+    """botocore hooks that break chosen calls."""
+
+    def __init__(self) -> None:
+        self.rules: list[Rule] = []
+        self.lock = threading.Lock()
+        self.calls: Counter[str] = Counter()
+        self.watched: set[str] = set()
+        self.recorded: list[dict[str, Any]] = []  # the parameters of the watched operations' calls
+
+    def record(self, op: str) -> None:
+        self.watched.add(op)
+
+    def add(self, op: str, action: str = "crash", *, when: Callable[[dict[str, Any]], bool] = lambda p: True,
+            times: int = 1, every: int = 1) -> Rule:
+        rule = Rule(op, when, action, times, every)
+        self.rules.append(rule)
+        return rule
+
+    def attach(self, session: Any) -> None:
+        session.events.register("before-parameter-build", self._keep)
+        session.events.register("before-call", self._before)
+
+    @staticmethod
+    def _keep(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        context["fault_params"] = dict(params)  # the call's own parameters (before-call sees the wire form)
+
+    def _before(self, model: Any, context: dict[str, Any], **_: Any) -> Any:
+        op = f"{model.service_model.service_name}.{model.name}"
+        params = context.get("fault_params") or {}
+        with self.lock:
+            self.calls[op] += 1
+            if op in self.watched:
+                self.recorded.append(dict(params))
+            for rule in self.rules:
+                if rule.op != op or (rule.times >= 0 and rule.fired >= rule.times) or not rule.when(params):
+                    continue
+                rule.seen += 1
+                if rule.seen % rule.every:
+                    continue
+                rule.fired += 1
+                return self._fire(rule, model, params)
+        return None
+
+    @staticmethod
+    def _fire(rule: Rule, model: Any, params: dict[str, Any]) -> Any:
+        if rule.action == "crash":
+            raise InvocationCrash(f"killed before {rule.op}")
+        if rule.action == "throttle":
+            code = "ProvisionedThroughputExceededException" if rule.op.startswith("dynamodb") else "ThrottlingException"
+            raise ClientError({"Error": {"Code": code, "Message": "fault injected"},
+                               "ResponseMetadata": {"HTTPStatusCode": 400}}, model.name)
+        if rule.action == "error":
+            raise ClientError({"Error": {"Code": "InternalFailure", "Message": "fault injected"},
+                               "ResponseMetadata": {"HTTPStatusCode": 500}}, model.name)
+        if rule.action == "partial":  # PutEvents: the first entry refused, the others put
+            entries = params.get("Entries", [])
+            answer = [{"ErrorCode": "InternalFailure", "ErrorMessage": "fault injected"}] + [
+                {"EventId": f"fault-{n}"} for n in range(1, len(entries))]
+            return None, {"FailedEntryCount": 1, "Entries": answer, "ResponseMetadata": {"HTTPStatusCode": 200}}
+        raise AssertionError(rule.action)
+
+
+def host_commit(host_ip: str, version: int) -> Callable[[dict[str, Any]], bool]:
+    """The write of a host's item as ``version`` (1 is the claim of a first turn, 2 its commit...)."""
+    def match(params: dict[str, Any]) -> bool:
+        item = params.get("Item", {})
+        return (item.get("sk", {}).get("S") == "HOST" and host_ip in item.get("pk", {}).get("S", "")
+                and item.get("v", {}).get("N") == str(version))
+    return match
+
+
+# --- the web: a few feed sites with articles ------------------------------------------------------
+
+def _feed(n: int) -> Route:
+    items = "".join(f"<item><title>Story {i}</title><link>{{{{base}}}}/a/{i}</link><guid>{{{{base}}}}/a/{i}</guid>"
+                    f"<description>Short {i}.</description></item>" for i in range(n))
+    return Route(body=f'<?xml version="1.0"?><rss version="2.0"><channel><title>F</title><link>{{{{base}}}}/</link>'
+                      f"{items}</channel></rss>", content_type="application/rss+xml", conditional=True)
+
+
+def _article(i: int) -> Route:
+    return Route(body=f"<!doctype html><html><head><title>A{i}</title></head><body><main><article><h1>A{i}</h1>"
+                      f"<p>Text of article {i}. {'Lorem ipsum. ' * 20}</p></article></main></body></html>")
+
+
+@dataclass
+class FaultWeb:
+    servers: list[RecordingServer] = field(default_factory=list)
+
+    def start(self, hosts: int, articles: int) -> FaultWeb:
+        for h in range(hosts):
+            routes = {"/robots.txt": Route(body="User-agent: *\nAllow: /\n", content_type="text/plain"),
+                      "/feed.xml": _feed(articles), **{f"/a/{i}": _article(i) for i in range(articles)}}
+            self.servers.append(RecordingServer(Site(name=f"f{h}", routes=routes), ip=IPS[h]).start())
+        return self
+
+    def stop(self) -> None:
+        for s in self.servers:
+            s.stop()
+
+    def log(self) -> list[RequestRecord]:
+        return sorted((r for s in self.servers for r in s.log()), key=lambda r: r.t_start)
+
+    def sources(self) -> list[Source]:
+        return [Source(f"feed{h}", f"{s.base_url}/feed.xml", "feed") for h, s in enumerate(self.servers)]
+
+
+@pytest.fixture
+def web() -> Iterator[FaultWeb]:
+    w = FaultWeb().start(hosts=3, articles=3)
+    yield w
+    w.stop()
+
+
+def profile(**overrides: Any) -> Profile:
+    """AubeBot's shape (feeds, then the articles of short items, each read once ever) with a
+    small gap, its article caps wide enough for the suite's web, and hosts side by side."""
+    data: dict[str, Any] = {"extends": "aubebot",
+                            "politeness": {"min_delay_s": GAP, "crawl_delay_cap_s": 1, "max_in_flight": None},
+                            "tasks": {"feed": {"article_followup": {"per_source_per_window": 10,
+                                                                     "total_per_window": 100}}}}
+    for key, value in overrides.items():
+        data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
+    return load_profile_data(data)
+
+
+@dataclass
+class Crawl:
+    run: LocalRun
+    out: Path
+    faults: Faults
+
+    def requests(self) -> list[dict[str, Any]]:
+        return _jsonl(self.out / "requests.jsonl")
+
+    def items(self) -> list[dict[str, Any]]:
+        return _jsonl(self.out / "items.jsonl")
+
+    def skips(self) -> list[dict[str, Any]]:
+        return _jsonl(self.out / "skips.jsonl")
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+
+
+def crawl(p: Profile, web: FaultWeb, out: Path, faults: Faults | None = None, *,
+          before: Callable[[LocalRun], None] | None = None, rounds: int = 1) -> Crawl:
+    """Fire the feed round and drain it to the end, handing out again what crashed."""
+    faults = faults or Faults()
+    run = LocalRun(p, web.sources(), start=time.time(), until=time.time(), out_dir=out, allow_private=True,
+                   patience_s=6.0, session_hook=faults.attach)
+    run.setup()
+    try:
+        if before is not None:
+            before(run)
+        for n in range(rounds):
+            run.fire(run.clock.now(), ["feed"])
+            for _ in range(12):
+                run.drain()
+                if not run.redeliver_crashed():
+                    break
+            if n + 1 < rounds:
+                run.clock.jump_to(run.clock.now() + 900)
+        run.out.close({"bot": p.name})
+    finally:
+        run.close()
+    return Crawl(run, out, faults)
+
+
+def check(web: FaultWeb, c: Crawl, *, refetched: int = 0, articles: int = 3) -> None:
+    """The invariants every fault must keep (``refetched``: URLs a crash may have asked twice)."""
+    log = web.log()
+    per_url = Counter(f"{r.host}{r.path}" for r in log)
+    twice = [u for u, n in per_url.items() if n > 1 and not u.endswith("/robots.txt")]
+    assert len(twice) <= refetched and all(per_url[u] <= 2 for u in twice), per_url
+    # every article of every feed was read (nothing lost), each result reported exactly once
+    pages = {f"{s.host}/a/{i}" for s in web.servers for i in range(articles)}
+    assert pages <= set(per_url), sorted(pages - set(per_url))
+    ids = Counter(i["id"] for i in c.items())
+    assert ids and max(ids.values()) == 1, [k for k, v in ids.items() if v > 1]
+    kinds = Counter(i["detail_type"] for i in c.items())
+    assert kinds == {"item.found": len(web.servers) * articles, "article.read": len(web.servers) * articles}, kinds
+    # no gap broken: end of one request to the start of the next, per host, in the time the bot
+    # lives by (the sites log wall-clock time; the runtime's clock jumps over idle time, e.g. a
+    # visibility timeout that a crashed invocation's tokens wait out)
+    clock = c.run.clock
+    by_host: dict[str, list[RequestRecord]] = {}
+    for r in log:
+        by_host.setdefault(r.host, []).append(r)
+    for host, recs in by_host.items():
+        gaps = [clock.at(b.t_start) - clock.at(a.t_end) for a, b in zip(recs, recs[1:])]
+        assert min(gaps) >= GAP - 0.005, (host, gaps)
