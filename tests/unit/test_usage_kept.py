@@ -155,14 +155,16 @@ def test_sitemap_url_lists_are_not_content() -> None:
 def test_praha_04_a_refused_site_check_keeps_reachability_but_not_the_name() -> None:
     # GIVEN Praha-X's weekly check of a site saying search=n
     r = play("praha-x", site_check, SEARCH_N)
-    # THEN the check is still reported (reachable, where it led, the icon) without the site's name
+    # THEN the check is still reported (reachable, the status, where it led) without the site's name,
+    # and the icon, a link read from the refused page, is not fetched
     (check,) = r.results.of_type("site.checked")
-    assert check["reachable"] is True and check["status"] == 200 and check["icon_status"] == 200
-    assert check["name"] is None
+    assert (check["reachable"], check["status"], check["final_url"]) == (True, 200, SITE + "/")
+    assert check["name"] is None and check["icon_url"] is None
+    assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/"]
     assert [(s["url"], s["detail"]) for s in r.journal.skips if s["reason"] == "usage_refused"] == [(SITE + "/", RULE)]
-    # AND where the site says nothing, the name is kept
+    # AND where the site says nothing of our uses, the name is kept and the icon checked
     (plain,) = play("praha-x", site_check, TRAIN_N).results.of_type("site.checked")
-    assert plain["name"] == "Radnice Praha"
+    assert plain["name"] == "Radnice Praha" and plain["icon_status"] == 200
 
 
 def test_the_content_usage_header_refuses_what_robots_txt_allows() -> None:

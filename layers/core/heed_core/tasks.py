@@ -456,23 +456,31 @@ def _subsidy(inp: TaskInput) -> TaskOutput:
 # --- site checks (PRAHA-04) -----------------------------------------------------------------------
 def _homepage(inp: TaskInput) -> TaskOutput:
     item, out = inp.item, TaskOutput()
+    ctx = {"start_url": item.ctx.get("first_url", item.url), "final_url": item.url, "status": inp.result.status}
+    if _usage_refused(inp, out):
+        # PRAHA-04 records whether the site answered and where it led, and that is kept; its name
+        # is the page's content, and its icon would be followed from it: neither.
+        out.source_fields["last_read"] = inp.now
+        _site_checked(inp, out, {**ctx, "name": None}, None, None)
+        return out
     info = site_check.site_info(inp.result.body, base_url=item.url, content_type=_ctype(inp.result))
-    # PRAHA-04: nothing of the home page is kept but its name and where it led; where the site
-    # refuses a declared use, not even the name (whether it answered, and where, is still recorded).
-    name = None if _usage_refused(inp, out) else info.name
-    out.candidates.append(Candidate(item.follow(info.icon_url, "icon", ctx={
-        "start_url": item.ctx.get("first_url", item.url), "final_url": item.url,
-        "status": inp.result.status, "name": name})))
+    # PRAHA-04: nothing of the home page is kept but its name and where it led.
+    out.candidates.append(Candidate(item.follow(info.icon_url, "icon", ctx={**ctx, "name": info.name})))
     return out
 
 
-def _icon(inp: TaskInput, icon_status: Any) -> TaskOutput:
-    item, out = inp.item, TaskOutput(source_fields={"last_read": inp.now})
-    c = item.ctx
+def _site_checked(inp: TaskInput, out: TaskOutput, c: Mapping[str, Any], icon_url: str | None,
+                  icon_status: Any) -> None:
+    item = inp.item
     _emit(inp, out, "site.checked", short_hash(inp.profile.name, "check", item.source_id, item.round_id),
           {"kind": "site_check", "url": c.get("start_url", item.source_url), "reachable": True,
            "final_url": c.get("final_url"), "status": c.get("status"), "name": c.get("name"),
-           "icon_url": item.url, "icon_status": icon_status})
+           "icon_url": icon_url, "icon_status": icon_status})
+
+
+def _icon(inp: TaskInput, icon_status: Any) -> TaskOutput:
+    out = TaskOutput(source_fields={"last_read": inp.now})
+    _site_checked(inp, out, inp.item.ctx, inp.item.url, icon_status)
     return out
 
 
