@@ -1,30 +1,73 @@
-"""A bot's public info page (in its language and in English) and its ips.json, generated from
-its profile, so the page cannot promise what the profile does not do (never typed twice)."""
+"""A bot's public info page (in its language and in English), its ips.json and, for a bot that
+signs its requests, its signed key directory, generated from its profile (and its key), so the
+page cannot promise what the profile does not do (never typed twice)."""
 from __future__ import annotations
 
+import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from heed_core.profile import Profile, ProfileError
 
-from heed.pages.content import build_page, page_languages, page_path
+from heed.pages.content import Signing, build_page, page_languages, page_path
 from heed.pages.model import Facts, Items, Para, Sub, plain
 from heed.pages.ranges import ranges_json
 from heed.pages.render import render
 
-__all__ = ["facts", "ips_json", "page_languages", "render_info_page", "write_info_page"]
+__all__ = ["Signing", "facts", "ips_json", "page_languages", "render_info_page", "signing_key",
+           "write_info_page", "write_key_directory"]
 
 
-def render_info_page(p: Profile, lang: str | None = None) -> str:
-    """The page as one HTML5 document, in `lang` (default: the bot's language)."""
-    return render(build_page(p, lang or p.language))
+def signing_key(p: Profile) -> Any:
+    """The Ed25519 key of a bot that signs (its ``key_file``, else its ``key_secret`` on AWS), or
+    None. A key that cannot be read is a ``ProfileError`` in one line."""
+    from heed_core.identity.keys import IdentityError, read_key_file
+    from heed_core.identity.settings import WebBotAuthSettings
+
+    settings = WebBotAuthSettings.from_profile(p)
+    if not settings.enabled:
+        return None
+    try:
+        if settings.key_file:
+            return read_key_file(settings.key_file)
+        from heed_aws.secrets import SecretUnavailable, load_private_key
+
+        try:
+            return load_private_key(str(settings.key_secret))
+        except SecretUnavailable as exc:
+            raise ProfileError(f"identity.web_bot_auth.key_secret: {exc} (try again later)") from exc
+    except IdentityError as exc:
+        raise ProfileError(f"identity.web_bot_auth: {exc}") from exc
 
 
-def facts(p: Profile, lang: str | None = None) -> list[str]:
+def _signing(p: Profile, key: Any) -> Signing | None:
+    if key is None or not p.get("identity.web_bot_auth.enabled"):
+        return None
+    from heed_core.identity.directory import directory_url
+    from heed_core.identity.keys import thumbprint
+
+    agent = str(p.get("identity.web_bot_auth.signature_agent"))
+    return Signing(agent=agent, directory=directory_url(agent), keyids=(thumbprint(key),))
+
+
+def _page(p: Profile, lang: str | None, key: Any) -> Any:
+    if key is None and p.get("identity.web_bot_auth.enabled"):
+        key = signing_key(p)
+    return build_page(p, lang or p.language, _signing(p, key))
+
+
+def render_info_page(p: Profile, lang: str | None = None, *, key: Any = None) -> str:
+    """The page as one HTML5 document, in `lang` (default: the bot's language). A bot that signs
+    names its key id: from ``key``, else from the key its profile names."""
+    return render(_page(p, lang, key))
+
+
+def facts(p: Profile, lang: str | None = None, *, key: Any = None) -> list[str]:
     """Every sentence of the page, as plain text, in page order (for tests and review)."""
-    page = build_page(p, lang or p.language)
+    page = _page(p, lang, key)
     out = [page.title, plain(page.lead)]
 
     def walk(block: object) -> None:
@@ -67,25 +110,49 @@ def _file_for(out: Path, host: str, url_path: str) -> Path:
     return out / host / rel
 
 
+def write_key_directory(p: Profile, key: Any, out: Path, *, now: float | None = None) -> list[Path]:
+    """Web Bot Auth: the signed key directory where the Signature-Agent says it is, as its host
+    publishes it (``out/<host>/.well-known/http-message-signatures-directory``), and beside it
+    the headers it must be served with (``....headers.json``: its media type and its own
+    signature). Signed at ``now`` (default: the real time; the signature outlives a republication,
+    see ``heed_core.identity.directory``)."""
+    from heed_core.identity.directory import directory_url, signed_directory
+
+    url = directory_url(str(p.get("identity.web_bot_auth.signature_agent")))
+    when = datetime.now(timezone.utc).timestamp() if now is None else now
+    doc = signed_directory([key], url=url, now=when)
+    parts = urlsplit(url)
+    path = out / parts.netloc / parts.path.lstrip("/")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(doc.body)
+    headers = path.with_name(path.name + ".headers.json")
+    headers.write_text(json.dumps(doc.headers, indent=2) + "\n", encoding="utf-8")
+    return [path, headers]
+
+
 def write_info_page(p: Profile, out: Path, *, langs: tuple[str, ...] | None = None,
                     created: datetime | None = None) -> list[Path]:
-    """Write the pages (and ips.json) under `out` as the info host publishes them:
-    `out/<host>/<info path>/index.html` (bot's language), `.../index.en.html`, `out/<host>/<ips path>`."""
+    """Write the pages (and ips.json, and a signing bot's key directory) under `out` as the hosts
+    publish them: `out/<host>/<info path>/index.html` (bot's language), `.../index.en.html`,
+    `out/<host>/<ips path>`, `out/<directory host>/<directory path>` (see write_key_directory)."""
     chosen = langs or page_languages(p)
     for lang in chosen:
         if lang not in page_languages(p):
             raise ProfileError(f"--lang: {lang!r} is not a page language of {p.name} "
                                f"({', '.join(page_languages(p))})")
+    key = signing_key(p)  # read once: the pages name its id, the directory publishes it
     host = urlsplit(p.info_url).netloc
     paths = []
     for lang in chosen:
         path = _file_for(out, host, page_path(p, lang))
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render_info_page(p, lang), encoding="utf-8")
+        path.write_text(render_info_page(p, lang, key=key), encoding="utf-8")
         paths.append(path)
     if p.egress.ips and p.egress.ips_json_path:
         path = _file_for(out, host, p.egress.ips_json_path)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(ips_json(p, created), encoding="utf-8")
         paths.append(path)
+    if key is not None:
+        paths += write_key_directory(p, key, out, now=created.timestamp() if created else None)
     return paths

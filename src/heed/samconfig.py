@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from heed_core.profile import BUILTIN_BOTS, Profile, load_profile
+from heed_core.profile import BUILTIN_BOTS, Profile, ProfileError, load_profile
 
 HEADER = (
     "# Generated from layers/core/heed_core/profiles/*.yaml by `heed samconfig --write`.\n"
@@ -32,6 +32,7 @@ class DeployEnv:
     reverse_dns_name: str | None
     bedrock_model_id: str | None = None
     oldest_message_alarm_s: int | None = None
+    web_bot_auth_key: tuple[str, str] | None = None  # (service, name) of the signing key
 
     @property
     def stack_name(self) -> str:
@@ -45,7 +46,28 @@ class DeployEnv:
             parts.append(f"BedrockModelId={self.bedrock_model_id}")
         if self.oldest_message_alarm_s:
             parts.append(f"OldestMessageAlarmSeconds={self.oldest_message_alarm_s}")
+        if self.web_bot_auth_key:
+            service, name = self.web_bot_auth_key
+            parts += [f"WebBotAuthKeyService={service}", f"WebBotAuthKeyName={name}"]
         return " ".join(parts)
+
+
+def web_bot_auth_key(profile: Profile) -> tuple[str, str] | None:
+    """Where a signing bot's stack reads its key: (``secretsmanager`` | ``ssm``, name), from
+    ``identity.web_bot_auth.key_secret``; None for a bot that does not sign. The template grants
+    the fetcher that one secret or parameter, by name, in the stack's own account and region."""
+    prefix = "identity.web_bot_auth."
+    if not profile.get(prefix + "enabled"):
+        return None
+    ref = profile.get(prefix + "key_secret")
+    if not ref:
+        raise ProfileError(f"{profile.name}: {prefix}key_secret: missing (a deployed bot reads its key from "
+                           "Secrets Manager or SSM; key_file is for local runs)")
+    for service, head in (("secretsmanager", "secretsmanager:"), ("ssm", "ssm:")):
+        if ref.startswith(head):
+            return service, ref[len(head):]
+    raise ProfileError(f"{profile.name}: {prefix}key_secret: {ref!r} is an ARN; the template grants a key by its "
+                       "name in the stack's own account and region (write secretsmanager:NAME or ssm:/NAME)")
 
 
 def oldest_message_alarm_s(profile: Profile) -> int | None:
@@ -78,6 +100,7 @@ def deploy_env(profile: Profile) -> DeployEnv:
         reverse_dns_name=str(reverse_dns) if reverse_dns else None,
         bedrock_model_id=str(model) if model else None,
         oldest_message_alarm_s=oldest_message_alarm_s(profile),
+        web_bot_auth_key=web_bot_auth_key(profile),
     )
 
 
@@ -113,7 +136,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode.add_argument("--write", action="store_true", help="write the file from the profiles")
     parser.add_argument("--path", type=Path, default=Path("samconfig.toml"), help="default: ./samconfig.toml")
     args = parser.parse_args(list(argv) if argv is not None else None)
-    wanted = render_samconfig()
+    try:
+        wanted = render_samconfig()
+    except ProfileError as exc:
+        print(f"heed samconfig: {exc}", file=sys.stderr)
+        return 1
     if args.write:
         args.path.write_text(wanted, encoding="utf-8")
         print(f"wrote {args.path}")

@@ -166,9 +166,10 @@ def test_no_allow_statement_has_a_wildcard_action(template: dict[str, Any]) -> N
 
 
 def test_wannado_10_bedrock_only_on_the_configured_model_and_only_when_switched_on(template: dict[str, Any]) -> None:
-    policy = [p for p in template["Resources"]["FetcherFunction"]["Properties"]["Policies"]
-              if isinstance(p, dict) and "Fn::If" in p]
-    assert len(policy) == 1 and policy[0]["Fn::If"][0] == "HasBedrockModel"
+    policies = template["Resources"]["FetcherFunction"]["Properties"]["Policies"]
+    policy = [p for p in policies if isinstance(p, dict) and "Fn::If" in p and p["Fn::If"][0] == "HasBedrockModel"]
+    assert len(policy) == 1
+    assert "bedrock" not in json.dumps([p for p in policies if p not in policy])  # no other way to a model
     statement = policy[0]["Fn::If"][1]["Statement"][0]
     assert statement["Action"] == "bedrock:InvokeModel"
     assert statement["Resource"]["Fn::Sub"].endswith("foundation-model/${BedrockModelId}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from heed_core.identity.settings import WebBotAuthSettings
-from heed_core.profile import ProfileError, load_profile, load_profile_data
+from heed_core.profile import ProfileError, Spec, load_profile, load_profile_data
 
 AGENT = "https://aube.news/.well-known/http-message-signatures-directory"
 
@@ -21,7 +21,9 @@ def test_off_by_default_with_the_default_lifetime():
     settings = WebBotAuthSettings.from_profile(load_profile("aubebot"))
     assert settings == WebBotAuthSettings(enabled=False, key_file=None, key_secret=None, signature_agent=None,
                                           lifetime_s=60)
-    assert load_profile("aubebot").get("usage") == []
+    # no use is declared unless a profile says so; AubeBot declares its two (none trains)
+    assert Spec.__dataclass_fields__["usage"].default == ()
+    assert load_profile("aubebot").get("usage") == ["search", "ai-use"]
 
 
 def test_a_complete_section_is_read_as_typed_settings():

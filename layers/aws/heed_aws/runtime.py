@@ -1,17 +1,19 @@
 """Wiring for the handlers: build the services once per warm container, from the environment.
 
-The local runtime calls ``configure`` first to inject its clock, boto3 session, journal tap and
-fetch options; in Lambda nothing is injected and everything comes from env vars."""
+The local runtime calls ``configure`` first to inject its clock, boto3 session, journal tap,
+fetch options and request signer; in Lambda nothing is injected and everything comes from env
+vars (the Web Bot Auth key from the Secrets Manager secret or SSM parameter they name)."""
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import boto3
 
 from heed_core.adapters.http import RequestsTransport
 from heed_core.crawl import Crawler
+from heed_core.errors import ConfigError, TransientError
 from heed_core.ports import Clock, SystemClock
 from heed_core.profile import Profile, load_profile
 
@@ -19,6 +21,14 @@ from heed_aws.journal import LogJournal, count
 from heed_aws.queue import QueueObserver, TokenQueue
 from heed_aws.results import AwsResults
 from heed_aws.store import DynamoStore
+
+if TYPE_CHECKING:  # the identity package (cryptography) loads only for a bot that signs
+    from heed_core.identity.settings import WebBotAuthSettings
+    from heed_core.identity.signing import RequestSigner
+
+# The key's reference as template.yaml sets it ("secretsmanager:NAME" or "ssm:/NAME"): the one
+# secret or parameter the fetcher's role may read. Only its name; never the key.
+KEY_ENV = "HEED_WEB_BOT_AUTH_KEY"
 
 
 @dataclass
@@ -31,6 +41,7 @@ class Overrides:
     results_tap: Callable[[str, dict[str, Any]], None] | None = None
     resolver: Callable[[str, int], list[str]] | None = None
     queue_observer: QueueObserver | None = None
+    signer: RequestSigner | None = None  # the local runtime's (its key file); else built from the environment
     env: dict[str, str] = field(default_factory=dict)
 
 
@@ -103,6 +114,44 @@ def journal() -> LogJournal:
     return _cache["journal"]
 
 
+def signer() -> RequestSigner | None:
+    """The Web Bot Auth signer the profile asks for (None when it does not sign), built once per
+    warm container: the private key is read from Secrets Manager or SSM once, not per request.
+    ``ConfigError`` for what a person must fix; ``TransientError`` when the service is busy (the
+    batch comes back): a signing bot never sends unsigned."""
+    if _overrides.signer is not None:
+        return _overrides.signer
+    if "signer" not in _cache:
+        if not profile().get("identity.web_bot_auth.enabled"):
+            _cache["signer"] = None
+            return None
+        from heed_core.identity.settings import WebBotAuthSettings
+
+        _cache["signer"] = _aws_signer(WebBotAuthSettings.from_profile(profile()))
+    return _cache["signer"]  # type: ignore[no-any-return]
+
+
+def _aws_signer(settings: WebBotAuthSettings) -> RequestSigner:
+    from heed_core.identity.keys import IdentityError
+    from heed_core.identity.signing import WebBotAuthSigner
+
+    from heed_aws.secrets import SecretUnavailable, load_private_key, parse_key_secret
+
+    ref = _overrides.env.get(KEY_ENV) or os.environ.get(KEY_ENV) or settings.key_secret
+    if not ref:
+        raise ConfigError(f"identity.web_bot_auth: enabled, but neither {KEY_ENV} (the stack's WebBotAuthKeyName) "
+                          "nor key_secret names the private key")
+    try:
+        service, _ = parse_key_secret(ref)
+        key = load_private_key(ref, **{service: _client(service)})
+        # Real sites check real time: the signature's created/expires come from the system clock.
+        return WebBotAuthSigner.from_settings(settings, key, SystemClock())
+    except SecretUnavailable as exc:
+        raise TransientError(str(exc)) from exc
+    except IdentityError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
 def crawler() -> Crawler:
     if "crawler" not in _cache:
         p = profile()
@@ -111,7 +160,7 @@ def crawler() -> Crawler:
             connect_timeout_s=float(p.get("fetch.connect_timeout_s")),
             read_timeout_s=float(p.get("fetch.read_timeout_s")),
             total_deadline_s=float(p.get("fetch.total_deadline_s")),
-            resolver=_overrides.resolver)
+            resolver=_overrides.resolver, signer=signer())
         results = results_port()
         render = None
         endpoint = p.task("agenda").get("render_endpoint")

@@ -200,7 +200,7 @@ class Crawler:
             v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, t_end + plan.delay), last_end=t_end)
         else:
             first_records = v.nurl == 0  # no URL of this host was ever recorded before this turn
-            settled = self._settle_item(v, item, result, plan.delay, now)
+            settled = self._settle_item(v, item, result, plan, now)
             skips += [SkipRec.of(item, url, code, detail) for url, code, detail in settled.skips]
             admitted, refused = self._admit(v, item, settled.candidates, now, first_records)
             skips += [SkipRec.of(item, url, code, detail) for url, code, detail in refused]
@@ -236,13 +236,13 @@ class Crawler:
         return TurnResult("defer", delay_s=max(0.0, wait or 0.0), requests=1 if result.sent else 0,
                           why="fetched", pending=pending, wake=wake)
 
-    def _settle_item(self, v: HostView, item: WorkItem, result: FetchResult, delay: float, now: float) -> Settled:
+    def _settle_item(self, v: HostView, item: WorkItem, result: FetchResult, plan: Plan, now: float) -> Settled:
         texts: dict[str, str | None] = {}
         extracted: tuple[Event, ...] | None = None if self.extractor is not None else ()
         tdm = tdmrep_body(v)
         for _ in range(3):
-            settled = settle_item(self.p, v, item, result, delay, now, texts=texts, tdmrep_body=tdm,
-                                  extracted=extracted)
+            settled = settle_item(self.p, v, item, result, plan.delay, now, texts=texts, tdmrep_body=tdm,
+                                  extracted=extracted, robots=plan.robots)
             if not settled.needs_texts and not settled.needs_extract:
                 return settled
             for key in settled.needs_texts:

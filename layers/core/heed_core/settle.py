@@ -15,6 +15,7 @@ from heed_core.hoststate import HostView
 from heed_core.ports import FetchResult
 from heed_core.profile import Profile
 from heed_core.responses import Outcome, classify
+from heed_core.robots import RobotsTxt
 from heed_core.tasks import Candidate, Event_, Skip, TaskInput, TaskOutput, handle_failure, handle_success
 from heed_core.urls import absolute, short_hash
 from heed_core.work import UrlRecord, WorkItem
@@ -58,14 +59,16 @@ def close_source(profile: Profile, view: HostView, source_id: str, url: str, rea
 
 def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchResult, delay: float,
                 now: float, *, texts: Mapping[str, str | None] | None = None, tdmrep_body: bytes | None = None,
-                extracted: tuple[Event, ...] | None = None) -> Settled:
+                extracted: tuple[Event, ...] | None = None, robots: RobotsTxt | None = None) -> Settled:
     """Settle ``item`` with ``result`` into ``view``. When the task asks for a kept text or an
-    extractor's answer, nothing is changed and ``needs_*`` says what to bring."""
+    extractor's answer, nothing is changed and ``needs_*`` says what to bring. ``robots`` is the
+    robots.txt that allowed the request: its Content-Usage lines decide what may be kept."""
     challenge = is_challenge(result.status, result.headers, result.body)
     outcome = classify(result, responses=profile.get("responses"), retries_used_today=item.attempts,
                        now=now, challenge=challenge)
     inp = TaskInput(profile=profile, item=item, result=result, now=now, texts=texts or {},
-                    tdmrep_body=tdmrep_body, host_results=view.results, extracted=extracted)
+                    tdmrep_body=tdmrep_body, host_results=view.results, extracted=extracted,
+                    robots=robots)
     out = Settled()
     task: TaskOutput | None = None
     if outcome.action == "ok" or (outcome.action == "not_modified" and item.purpose == "sitemap"):

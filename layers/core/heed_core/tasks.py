@@ -11,11 +11,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from heed_core import usage
 from heed_core.extract import events as ev
 from heed_core.extract import feeds, pages, paywall, signals, site_check, sitemaps, subsidy, tdmrep
 from heed_core.extract.events import Event
 from heed_core.ports import FetchResult
 from heed_core.profile import Profile
+from heed_core.robots import RobotsTxt
 from heed_core.urls import authority, origin, path_of, same_authority, short_hash, under_path
 from heed_core.work import WorkItem
 
@@ -64,6 +66,7 @@ class TaskInput:
     tdmrep_body: bytes | None = None  # the host's /.well-known/tdmrep.json, if read
     host_results: Mapping[str, float] = field(default_factory=dict)  # result ids reported lately
     extracted: tuple[Event, ...] | None = None  # the extractor's answer, once asked
+    robots: RobotsTxt | None = None  # the robots.txt whose verdict allowed the request (AIPREF)
 
 
 @dataclass
@@ -101,6 +104,22 @@ def _directives(inp: TaskInput, out: TaskOutput) -> signals.Directives | None:
     return directives
 
 
+def _usage_refused(inp: TaskInput, out: TaskOutput) -> bool:
+    """AIPREF: True (with a ``usage_refused`` skip naming the rule) when the site says ``n`` to a
+    use the bot declares, in the robots.txt that allowed the request (attach 3.3) or in the
+    response's Content-Usage header. Nothing of such a page is kept, and nothing read from it is
+    followed: its links were content too."""
+    uses = inp.profile.spec.usage
+    if not uses:
+        return False
+    decision = usage.decide(uses, robots=inp.robots, url=inp.item.url, token=inp.profile.robots_token,
+                            headers=inp.result.headers)
+    if decision.keep:
+        return False
+    out.skips.append((inp.item.url, decision.reason or usage.REFUSED, decision.detail))
+    return True
+
+
 def _ctype(result: FetchResult) -> str | None:
     return result.header("Content-Type")
 
@@ -116,8 +135,12 @@ def _seen_before(item: WorkItem) -> set[str]:
 # --- feeds (AUBE-01..03, AUBE-10, PRAHA-01/02) --------------------------------------------------
 def _feed(inp: TaskInput) -> TaskOutput:
     item, task, now = inp.item, inp.profile.task("feed"), inp.now
-    # AUBE-08 counts from the start of the read (the request), not from when it was settled.
-    out = TaskOutput(source_fields={"last_read": inp.result.t_start or now})
+    # AUBE-08 counts from the start of the read (the request), not from when it was settled; the
+    # items reported before stay remembered whatever this read keeps (the read-state is written whole).
+    out = TaskOutput(source_fields={"last_read": inp.result.t_start or now,
+                                    "seen_items": list(item.ctx.get("si") or ())})
+    if _usage_refused(inp, out):
+        return out
     max_items = int(task.get("max_items", 40))
     parsed = feeds.parse_feed(inp.result.body, base_url=item.url, content_type=_ctype(inp.result),
                               max_items=max_items)
@@ -185,6 +208,8 @@ def _article(inp: TaskInput) -> TaskOutput:
         if decision.reserved:
             out.skips.append((item.url, "tdm_reserved", f"tdm-reservation via {decision.source}"))  # PRAHA-03
             return out
+    if _usage_refused(inp, out):
+        return out
     text = subsidy.main_text(inp.result.body)
     record: dict[str, Any] = {"kind": "article", "url": item.url,
                               "title": pages.extract_title(inp.result.body) or item.ctx.get("title"),
@@ -204,8 +229,10 @@ def _page(inp: TaskInput) -> TaskOutput:
         return out
     before = _seen_before(item)
     if item.ctx.get("title_only"):
+        out.url_fields["title_fetched_at"] = inp.now  # SPRING-04: fetched, whether kept or not
+        if _usage_refused(inp, out):
+            return out
         title = pages.extract_title(inp.result.body, content_type=_ctype(inp.result))
-        out.url_fields["title_fetched_at"] = inp.now
         if title:
             rid = short_hash(inp.profile.name, "title", item.source_id, item.url)
             out.url_fields["emitted"] = (rid,)
@@ -215,6 +242,8 @@ def _page(inp: TaskInput) -> TaskOutput:
         else:
             out.skips.append((item.url, "no_title", "the page has no title"))
         return out
+    if _usage_refused(inp, out):
+        return out  # and no sitemap fallback: its titles would be kept for the same use
     listing = pages.extract_listing(inp.result.body, base_url=item.url, content_type=_ctype(inp.result))
     if listing.error:
         out.skips.append((item.url, "bad_page", listing.error))
@@ -355,6 +384,8 @@ def _agenda(inp: TaskInput) -> TaskOutput:
     directives = _directives(inp, out)
     if directives is None:
         return out
+    if _usage_refused(inp, out):
+        return out  # before the extractor too: handing the page to a language model is a use
     zone = str(inp.profile.task("agenda").get("timezone") or _DEFAULT_TIMEZONE)
     found = ev.extract_events(inp.result.body, base_url=item.url, timezone=zone)
     events = list(found.events)
@@ -398,6 +429,8 @@ def _subsidy(inp: TaskInput) -> TaskOutput:
     if pay.paywalled:
         out.skips.append((item.url, "paywalled", pay.marker or ""))  # SUBSIDIE-05: nothing behind a paywall
         return out
+    if _usage_refused(inp, out):
+        return out  # neither the text, nor its hash, nor a summary
     text = subsidy.normalise(subsidy.main_text(inp.result.body))
     digest = subsidy.content_hash(text)
     seen = item.seen
@@ -425,21 +458,32 @@ def _subsidy(inp: TaskInput) -> TaskOutput:
 
 # --- site checks (PRAHA-04) -----------------------------------------------------------------------
 def _homepage(inp: TaskInput) -> TaskOutput:
-    item = inp.item
+    item, out = inp.item, TaskOutput()
+    ctx = {"start_url": item.ctx.get("first_url", item.url), "final_url": item.url, "status": inp.result.status}
+    if _usage_refused(inp, out):
+        # PRAHA-04 records whether the site answered and where it led, and that is kept; its name
+        # is the page's content, and its icon would be followed from it: neither.
+        out.source_fields["last_read"] = inp.now
+        _site_checked(inp, out, {**ctx, "name": None}, None, None)
+        return out
     info = site_check.site_info(inp.result.body, base_url=item.url, content_type=_ctype(inp.result))
     # PRAHA-04: nothing of the home page is kept but its name and where it led.
-    return TaskOutput(candidates=[Candidate(item.follow(info.icon_url, "icon", ctx={
-        "start_url": item.ctx.get("first_url", item.url), "final_url": item.url,
-        "status": inp.result.status, "name": info.name}))])
+    out.candidates.append(Candidate(item.follow(info.icon_url, "icon", ctx={**ctx, "name": info.name})))
+    return out
 
 
-def _icon(inp: TaskInput, icon_status: Any) -> TaskOutput:
-    item, out = inp.item, TaskOutput(source_fields={"last_read": inp.now})
-    c = item.ctx
+def _site_checked(inp: TaskInput, out: TaskOutput, c: Mapping[str, Any], icon_url: str | None,
+                  icon_status: Any) -> None:
+    item = inp.item
     _emit(inp, out, "site.checked", short_hash(inp.profile.name, "check", item.source_id, item.round_id),
           {"kind": "site_check", "url": c.get("start_url", item.source_url), "reachable": True,
            "final_url": c.get("final_url"), "status": c.get("status"), "name": c.get("name"),
-           "icon_url": item.url, "icon_status": icon_status})
+           "icon_url": icon_url, "icon_status": icon_status})
+
+
+def _icon(inp: TaskInput, icon_status: Any) -> TaskOutput:
+    out = TaskOutput(source_fields={"last_read": inp.now})
+    _site_checked(inp, out, inp.item.ctx, inp.item.url, icon_status)
     return out
 
 

@@ -14,7 +14,7 @@ from heed_core.hoststate import TOKENS_FOR_S, HostView
 from heed_core.ports import FetchRequest, FetchResult
 from heed_core.profile import Profile
 from heed_core.refusals import refusal
-from heed_core.robots import effective_delay
+from heed_core.robots import RobotsTxt, effective_delay
 from heed_core.robots_policy import RobotsFetchPolicy
 from heed_core.robots_step import cached_outcome, request_url
 from heed_core.tasks import Event_, TaskInput, handle_failure
@@ -69,6 +69,7 @@ class Plan:
     hops: int = 0  # robots.txt redirect hops so far
     delay: float = 0.0  # the gap after the item's request (Crawl-delay included)
     gate_host: str = ""  # the host whose pacing the request obeys
+    robots: RobotsTxt | None = None  # the robots.txt that allowed the item's request (its Content-Usage lines)
     wait: float | None = None  # no request: come back after this many seconds (None: no work left)
     why: str = ""
     dirty: bool = False  # decisions to write even without a request
@@ -239,6 +240,7 @@ def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan)
     plan.request = FetchRequest(url=item.url, purpose=item.purpose, max_bytes=profile.max_bytes(item.purpose),
                                 headers=headers)
     plan.role, plan.item, plan.delay, plan.gate_host = "item", item, delay, v.host
+    plan.robots = outcome.robots  # AIPREF attach 3.3: the preferences current when the page was fetched
     return True
 
 

@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from heed_core.crawl import iso
+from heed_core.errors import ConfigError
 from heed_core.profile import Profile
 from heed_core.schedule import firings
 from heed_core.work import Source
@@ -36,6 +37,30 @@ def _stack_root() -> Path:
 
 ROOT = _stack_root()
 REGION = "eu-west-1"
+
+
+def local_signer(profile: Profile) -> Any:
+    """The Web Bot Auth signer of a local run, or None when the profile does not sign: the key
+    from ``identity.web_bot_auth.key_file``, the time from the system clock, not the simulated
+    one (the sites check signatures against real time). ``ConfigError``, one line, when it
+    cannot sign: a signing bot never sends unsigned."""
+    from heed_core.identity.settings import WebBotAuthSettings
+
+    settings = WebBotAuthSettings.from_profile(profile)
+    if not settings.enabled:
+        return None
+    if not settings.key_file:
+        raise ConfigError(f"{profile.name}: identity.web_bot_auth is enabled but has no key_file: a local run "
+                          "signs with a key file (key_secret is for AWS; make one with: heed identity keygen "
+                          "--out KEYFILE)")
+    from heed_core.identity.keys import IdentityError, read_key_file
+    from heed_core.identity.signing import WebBotAuthSigner
+    from heed_core.ports import SystemClock
+
+    try:
+        return WebBotAuthSigner.from_settings(settings, read_key_file(settings.key_file), SystemClock())
+    except IdentityError as exc:
+        raise ConfigError(f"identity.web_bot_auth.key_file: {exc}") from exc
 
 
 def _quiet_powertools() -> None:
@@ -218,6 +243,7 @@ class LocalRun:
                  allow_private: bool, progress: Callable[[str], None] | None = None,
                  patience_s: float | None = None, resolver: Callable[[str, int], list[str]] | None = None,
                  concurrency: int | None = None, session_hook: Callable[[Any], None] | None = None) -> None:
+        self.signer = local_signer(profile)  # refused here, before any file or service exists
         self.profile = profile
         self.sources = sources
         self.start = start
@@ -281,7 +307,8 @@ class LocalRun:
                "HEED_BUCKET": self.res.bucket}
         runtime.configure(clock=self.clock, session=session, profile=self.profile,
                           allow_private=self.allow_private, journal_tap=self.out.journal,
-                          results_tap=self.out.item, resolver=self.resolver, queue_observer=self.watch, env=env)
+                          results_tap=self.out.item, resolver=self.resolver, queue_observer=self.watch, env=env,
+                          signer=self.signer)
         store = runtime.store()
         store.put_sources(self.sources)
         self.scheduler = load_handler("scheduler")

@@ -6,6 +6,7 @@ keeps) come from the profile's `info_page.texts.<lang>`. Nothing here is specifi
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import import_module
 from types import ModuleType
 from urllib.parse import urlsplit
@@ -19,6 +20,18 @@ from heed.pages.model import (
 
 LANGUAGES = ("en", "nb", "de", "nl", "it")
 _CRAWL_DELAY_EXAMPLE_S = 30  # the value in the "slow us down" example when the cap allows it
+# draft-ietf-aipref-vocab's labels, in the order the page explains them
+_USES = (("search", "u_search"), ("ai-use", "u_ai_use"), ("train-ai", "u_train_ai"))
+
+
+@dataclass(frozen=True)
+class Signing:
+    """What the page says about signed requests (Web Bot Auth): the Signature-Agent from the
+    profile, the directory's URL and the key ids from the key itself."""
+
+    agent: str
+    directory: str
+    keyids: tuple[str, ...]
 
 
 def language(lang: str) -> ModuleType:
@@ -64,10 +77,11 @@ def _contact(p: Profile) -> Link:
 class _Writer:
     """The sentences of one page in one language."""
 
-    def __init__(self, p: Profile, lang: str) -> None:
+    def __init__(self, p: Profile, lang: str, signing: Signing | None = None) -> None:
         mod = language(lang)
         self.p, self.lang, self.P, self.w = p, lang, mod.PHRASES, mod.WORDS
         self.t = _texts(p, lang)
+        self.signing = signing
 
     # helpers ---------------------------------------------------------------------------------
     def f(self, key: str, **values: object) -> Text:
@@ -81,6 +95,15 @@ class _Writer:
 
     def prose(self, items: tuple[str, ...]) -> list[Text]:
         return [(s,) for s in items]
+
+    def codes(self, labels: list[str], conj: str) -> Text:
+        """``a``, ``b`` and ``c`` as code, joined in the page's language."""
+        out: list[Code | str] = []
+        for i, label in enumerate(labels):
+            if i:
+                out.append(f" {conj} " if i == len(labels) - 1 else ", ")
+            out.append(Code(label))
+        return tuple(out)
 
     # sections --------------------------------------------------------------------------------
     def who(self) -> Section:
@@ -105,11 +128,23 @@ class _Writer:
             rows.append((P["l_addresses"], tuple(lines)))
         if eg.reverse_dns:
             rows.append((P["l_rdns"], (self.f("rdns", name=Code(eg.reverse_dns)),)))
+        sig = self.signing
+        if sig is not None:
+            keyids = Code(", ".join(sig.keyids))
+            rows.append((P["l_signature"], (self.f("sig_row", keyid=keyids), (Link(sig.directory, sig.directory),))))
         blocks: list[Block] = [Facts(tuple(rows)), Para(self.f("ua_only")),
                                Para(self.f("not_us", token=Code(p.robots_token)))]
         if eg.ips and eg.reverse_dns:
             first = eg.ips[0].split("/")[0]
             blocks += [Para(self.f("verify")), Pre(f"host {first}\nhost {eg.reverse_dns}")]
+        if sig is not None:
+            # Web Bot Auth: how a site checks a request is ours, and the address route beside it.
+            blocks.append(Para(self.f("sig_verify", agent=Code(sig.agent), keyid=Code(", ".join(sig.keyids)),
+                                      directory=Link(sig.directory, sig.directory))))
+            if eg.ips and eg.reverse_dns:
+                blocks.append(Para(self.f("sig_or_rdns")))
+            elif eg.ips and eg.ips_json_path:
+                blocks.append(Para(self.f("sig_or_ips", link=Link(eg.ips_json_path, eg.ips_json_path))))
         return Section("recognise", P["h_recognise"], tuple(blocks))
 
     def fetch(self) -> Section:
@@ -160,11 +195,26 @@ class _Writer:
             kept.append(self.f("k_agenda"))
         kept += self.prose(self.t.keeps)
         blocks: list[Block] = [Items(tuple(fetched)), Sub(self.P["h_keep"], (Items(tuple(kept)),))]
+        if p.spec.usage:
+            blocks.append(self.usage())
         if self.t.third_parties:
             blocks.append(Sub(self.P["h_third"], (Items(tuple(self.prose(self.t.third_parties))),)))
         if self.t.published:
             blocks.append(Sub(self.P["h_published"], (Items(tuple(self.prose(self.t.published))),)))
         return Section("fetch", self.P["h_fetch"], tuple(blocks))
+
+    def usage(self) -> Sub:
+        """AIPREF: the uses the profile declares, the ones it does not, and what a refusal does."""
+        declared = self.p.spec.usage
+        items = [self.f(key, label=Code(label)) for label, key in _USES if label in declared]
+        blocks: list[Block] = [Para(self.f("usage_intro")), Items(tuple(items))]
+        others = [label for label, _ in _USES if label not in declared]
+        if others:
+            blocks.append(Para(self.f("usage_not", uses=self.codes(others, self.w.disj))))
+        blocks.append(Para(self.f("usage_refused")))
+        if "site_check" in self.p.task_kinds:
+            blocks.append(Para(self.f("usage_site_check")))
+        return Sub(self.P["h_usage"], tuple(blocks))
 
     def never(self) -> Section:
         kinds = self.p.task_kinds
@@ -258,6 +308,8 @@ class _Writer:
                             cap_n=wd.number(p.politeness.crawl_delay_cap_s, self.w)))
         if {"page", "agenda", "subsidy"} & set(p.task_kinds) or p.feed.article_followup is not None:
             items.append(self.f("noindex"))
+        if p.spec.usage:
+            items.append(self.f("robots_usage"))
         return Section("robots", self.P["h_robots"], (Items(tuple(items)),))
 
     def control(self) -> Section:
@@ -271,8 +323,13 @@ class _Writer:
             Para(self.f("control_path", path=Code(path))), Pre(f"User-agent: {tok}\nDisallow: {path}"),
             Para(self.f("control_slow", cap=self.d(cap), cap_dat=self.d(cap, dative=True))),
             Pre(f"User-agent: {tok}\nCrawl-delay: {example}"),
-            Para(self.f("control_when", ttl=self.d(ttl), ttl_dat=self.d(ttl, dative=True))),
         ]
+        if p.spec.usage:
+            # AIPREF: read, but not used for one purpose (the last declared: search alone is all
+            # SpringStudioBot does, and a line for it closes all of that).
+            blocks += [Para(self.f("control_usage", token=Code(tok))),
+                       Pre(f"User-agent: *\nContent-Usage: / {p.spec.usage[-1]}=n")]
+        blocks.append(Para(self.f("control_when", ttl=self.d(ttl), ttl_dat=self.d(ttl, dative=True))))
         return Section("control", self.P["h_control"], tuple(blocks))
 
     def stop(self) -> Section:
@@ -295,11 +352,15 @@ class _Writer:
         return Section("contact", self.P["h_contact"], tuple(blocks))
 
 
-def build_page(p: Profile, lang: str) -> Page:
-    """The page in `lang` (the bot's language or English)."""
+def build_page(p: Profile, lang: str, signing: Signing | None = None) -> Page:
+    """The page in `lang` (the bot's language or English). A bot that signs its requests needs
+    ``signing`` (its key ids come from the key, which the profile only names)."""
     if lang not in page_languages(p):
         raise ProfileError(f"info_page: {lang!r} is not a page language of {p.name} ({', '.join(page_languages(p))})")
-    w = _Writer(p, lang)
+    if p.get("identity.web_bot_auth.enabled") and signing is None:
+        raise ProfileError("identity.web_bot_auth: the page of a bot that signs names its key id: give the key "
+                           "(heed info-page reads key_file or key_secret)")
+    w = _Writer(p, lang, signing if p.get("identity.web_bot_auth.enabled") else None)
     sections = (w.who(), w.recognise(), w.fetch(), w.never(), w.pace(), w.robots(), w.control(), w.stop(),
                 w.contact())
     for kind in ("render_endpoint", "extractor"):

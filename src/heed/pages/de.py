@@ -221,4 +221,33 @@ PHRASES = {
     "send_lines": "ein paar Zeilen aus Ihrem Log, mit Pfad und User-Agent;",
     "send_want": "was Sie möchten: langsamer, einen Teil sperren, oder gar keine Besuche mehr.",
     "privacy": "Wie wir mit Daten umgehen: {link}",
+    # KI-Präferenzen (AIPREF) und signierte Anfragen (Web Bot Auth)
+    "h_usage": "Wofür wir es verwenden",
+    "usage_intro": "Was wir mit dem Gelesenen tun, in den Begriffen des Vokabulars für KI-Präferenzen (AIPREF), "
+                   "das Websites in der robots.txt und im Content-Usage-Header verwenden:",
+    "u_search": "{label}: Wir führen Menschen zu Ihrer Seite: Was wir zeigen, verlinkt auf sie.",
+    "u_ai_use": "{label}: Ein KI-System arbeitet mit dem Text (ein Sprachmodell, das zusammenfasst, Angaben "
+                "herausliest oder beim Schreiben hilft), ohne damit trainiert zu werden.",
+    "u_train_ai": "{label}: Mit dem Text wird ein KI-Modell trainiert.",
+    "usage_not": "Wir verwenden es nicht für {uses}.",
+    "usage_refused": "Sagt eine Content-Usage-Zeile in Ihrer robots.txt (in der Gruppe, die für uns gilt, der "
+                     "längste passende Pfad) oder der Content-Usage-Header einer Seite n zu einer dieser "
+                     "Verwendungen, behalten wir nichts von dieser Seite und folgen von dort nichts.",
+    "usage_site_check": "Unsere Prüfung Ihrer Website hält dann nur fest, ob sie antwortete und wohin sie "
+                        "weiterleitete; nicht ihren Namen, und das Icon rufen wir nicht ab.",
+    "robots_usage": "Content-Usage-Zeilen (AIPREF) lesen wir aus der Gruppe, die für uns gilt; sie ändern nichts "
+                    "an Allow, Disallow oder Crawl-delay.",
+    "control_usage": "Damit wir Ihre Seiten lesen, aber nicht für einen dieser Zwecke verwenden, fügen Sie eine "
+                     "Content-Usage-Zeile dort ein, wo die für uns geltenden Regeln schon stehen (eine neue Gruppe "
+                     "für {token} würde für uns die *-Gruppe ersetzen):",
+    "l_signature": "Signierte Anfragen",
+    "sig_row": "Web Bot Auth (RFC 9421), Schlüssel-ID {keyid}",
+    "sig_verify": "Jede Anfrage, die wir senden, auch die nach robots.txt, trägt eine HTTP-Nachrichtensignatur "
+                  "(Web Bot Auth, RFC 9421) mit Signature-Agent {agent} und Schlüssel-ID {keyid}. Zum Prüfen holen "
+                  "Sie unsere öffentlichen Schlüssel von {directory} (das Verzeichnis ist mit demselben Schlüssel "
+                  "signiert) und prüfen damit den Signature-Header der Anfrage. Eine Anfrage, die sich als wir "
+                  "ausgibt, aber keine gültige Signatur trägt, stammt nicht von uns.",
+    "sig_or_rdns": "Ohne Signaturprüfung sagt Ihnen die Adressprüfung oben dasselbe: Eine Anfrage von uns kommt "
+                   "von einer unserer Adressen, und ihr Reverse-DNS-Name zeigt auf sie zurück.",
+    "sig_or_ips": "Ohne Signaturprüfung vergleichen Sie die Adresse der Anfrage mit der Liste unter {link}.",
 }

@@ -196,4 +196,32 @@ PHRASES = {
     "send_lines": "a few lines from your log, with the path and the User-Agent;",
     "send_want": "what you want: slower, a part closed, or no visits at all.",
     "privacy": "How we handle data: {link}",
+    # AI usage preferences (AIPREF) and signed requests (Web Bot Auth)
+    "h_usage": "What we use it for",
+    "usage_intro": "What we do with what we read, in the terms of the AI preferences vocabulary (AIPREF) that "
+                   "sites use in robots.txt and in the Content-Usage header:",
+    "u_search": "{label}: we point people to your page: what we show links back to it.",
+    "u_ai_use": "{label}: an AI system works with the text (a language model that summarises, extracts or helps "
+                "write), without being trained on it.",
+    "u_train_ai": "{label}: the text trains an AI model.",
+    "usage_not": "We do not use it for {uses}.",
+    "usage_refused": "Where a Content-Usage line in your robots.txt (in the group that applies to us, the longest "
+                     "matching path) or a page's Content-Usage header says n to one of these uses, we keep nothing "
+                     "of that page and follow nothing from it.",
+    "usage_site_check": "Our site check then records only whether your site answered and where it led; not its "
+                        "name, and the icon is not fetched.",
+    "robots_usage": "We read Content-Usage lines (AIPREF) from the group that applies to us; they change nothing of "
+                    "Allow, Disallow or Crawl-delay.",
+    "control_usage": "To let us read your pages but not use them for one of these purposes, add a Content-Usage "
+                     "line where the rules that apply to us already are (a new group naming {token} would replace "
+                     "the * group for us):",
+    "l_signature": "Signed requests",
+    "sig_row": "Web Bot Auth (RFC 9421), key id {keyid}",
+    "sig_verify": "Every request we send, robots.txt included, carries an HTTP message signature (Web Bot Auth, "
+                  "RFC 9421) with Signature-Agent {agent} and key id {keyid}. To check one, take our public keys "
+                  "from {directory} (the directory is signed with the same key) and verify the request's Signature "
+                  "header against them. A request that names us without a valid signature is not ours.",
+    "sig_or_rdns": "Without checking signatures, the address check above tells you the same: a request from us "
+                   "comes from one of our addresses, and its reverse DNS name points back to it.",
+    "sig_or_ips": "Without checking signatures, compare the request's address with the list at {link}.",
 }

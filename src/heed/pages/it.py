@@ -214,4 +214,34 @@ PHRASES = {
     "send_lines": "qualche riga del tuo log, con il percorso e lo User-Agent;",
     "send_want": "cosa vuoi: più lentezza, una sezione chiusa, o nessuna visita.",
     "privacy": "Come trattiamo i dati: {link}",
+    # preferenze sull’IA (AIPREF) e richieste firmate (Web Bot Auth)
+    "h_usage": "Per cosa lo usiamo",
+    "usage_intro": "Cosa facciamo con ciò che leggiamo, nei termini del vocabolario delle preferenze sull’IA "
+                   "(AIPREF) che i siti usano nel robots.txt e nell’intestazione Content-Usage:",
+    "u_search": "{label}: indichiamo alle persone la strada verso la tua pagina: ciò che mostriamo rimanda a essa "
+                "con un link.",
+    "u_ai_use": "{label}: un sistema di IA lavora sul testo (un modello linguistico che riassume, estrae dati o "
+                "aiuta a scrivere), senza essere addestrato su di esso.",
+    "u_train_ai": "{label}: il testo serve ad addestrare un modello di IA.",
+    "usage_not": "Non lo usiamo per {uses}.",
+    "usage_refused": "Se una riga Content-Usage del tuo robots.txt (nel gruppo che vale per noi, il percorso "
+                     "corrispondente più lungo) o l’intestazione Content-Usage di una pagina dice n a uno di questi "
+                     "usi, non conserviamo nulla di quella pagina e non seguiamo nulla da lì.",
+    "usage_site_check": "Il nostro controllo del sito registra allora solo se ha risposto e dove ha reindirizzato; "
+                        "non il suo nome, e l’icona non viene scaricata.",
+    "robots_usage": "Le righe Content-Usage (AIPREF) le leggiamo dal gruppo che vale per noi; non cambiano nulla di "
+                    "Allow, Disallow o Crawl-delay.",
+    "control_usage": "Per lasciarci leggere le tue pagine senza usarle per uno di questi scopi, aggiungi una riga "
+                     "Content-Usage dove sono già le regole che valgono per noi (un nuovo gruppo per {token} "
+                     "sostituirebbe per noi il gruppo *):",
+    "l_signature": "Richieste firmate",
+    "sig_row": "Web Bot Auth (RFC 9421), ID della chiave {keyid}",
+    "sig_verify": "Ogni richiesta che inviamo, robots.txt compreso, porta una firma dei messaggi HTTP (Web Bot "
+                  "Auth, RFC 9421) con Signature-Agent {agent} e ID della chiave {keyid}. Per verificarne una, "
+                  "prendi le nostre chiavi pubbliche da {directory} (l’elenco è firmato con la stessa chiave) e "
+                  "verifica con esse l’intestazione Signature della richiesta. Una richiesta che usa il nostro nome "
+                  "senza una firma valida non è nostra.",
+    "sig_or_rdns": "Senza verificare le firme, il controllo dell’indirizzo qui sopra ti dice lo stesso: una nostra "
+                   "richiesta arriva da uno dei nostri indirizzi, e il suo nome DNS inverso punta di nuovo a esso.",
+    "sig_or_ips": "Senza verificare le firme, confronta l’indirizzo della richiesta con l’elenco su {link}.",
 }

@@ -206,4 +206,33 @@ PHRASES = {
     "send_lines": "noen linjer fra loggen, med sti og User-Agent;",
     "send_want": "hva du vil: saktere, stenge en del, eller ingen besøk i det hele tatt.",
     "privacy": "Slik behandler vi opplysninger: {link}",
+    # KI-preferanser (AIPREF) og signerte forespørsler (Web Bot Auth)
+    "h_usage": "Hva vi bruker det til",
+    "usage_intro": "Hva vi gjør med det vi leser, med ordene fra vokabularet for KI-preferanser (AIPREF) som "
+                   "nettsteder bruker i robots.txt og i Content-Usage-headeren:",
+    "u_search": "{label}: vi viser folk veien til siden din: det vi viser, lenker tilbake til den.",
+    "u_ai_use": "{label}: et KI-system arbeider med teksten (en språkmodell som oppsummerer, henter ut eller "
+                "hjelper til med å skrive), uten å bli trent på den.",
+    "u_train_ai": "{label}: teksten brukes til å trene en KI-modell.",
+    "usage_not": "Vi bruker det ikke til {uses}.",
+    "usage_refused": "Sier en Content-Usage-linje i robots.txt (i gruppen som gjelder oss, den lengste stien som "
+                     "passer) eller Content-Usage-headeren på en side n til en av disse bruksmåtene, tar vi ikke "
+                     "vare på noe fra den siden og følger ingenting derfra.",
+    "usage_site_check": "Sjekken av nettstedet ditt registrerer da bare om det svarte og hvor det sendte oss "
+                        "videre; ikke navnet, og ikonet hentes ikke.",
+    "robots_usage": "Content-Usage-linjer (AIPREF) leser vi fra gruppen som gjelder oss; de endrer ingenting ved "
+                    "Allow, Disallow eller Crawl-delay.",
+    "control_usage": "Vil du at vi skal lese sidene dine, men ikke bruke dem til ett av disse formålene, legger du "
+                     "til en Content-Usage-linje der reglene som gjelder oss allerede står (en ny gruppe for {token} "
+                     "ville erstatte *-gruppen for oss):",
+    "l_signature": "Signerte forespørsler",
+    "sig_row": "Web Bot Auth (RFC 9421), nøkkel-ID {keyid}",
+    "sig_verify": "Hver forespørsel vi sender, også den etter robots.txt, har en HTTP-meldingssignatur (Web Bot "
+                  "Auth, RFC 9421) med Signature-Agent {agent} og nøkkel-ID {keyid}. For å sjekke en henter du de "
+                  "offentlige nøklene våre fra {directory} (katalogen er signert med den samme nøkkelen) og "
+                  "verifiserer Signature-headeren i forespørselen mot dem. En forespørsel som bruker navnet vårt "
+                  "uten gyldig signatur, er ikke fra oss.",
+    "sig_or_rdns": "Uten å sjekke signaturer forteller adressesjekken over deg det samme: en forespørsel fra oss "
+                   "kommer fra en av adressene våre, og det omvendte DNS-navnet peker tilbake til den.",
+    "sig_or_ips": "Uten å sjekke signaturer kan du sammenligne adressen til forespørselen med listen på {link}.",
 }

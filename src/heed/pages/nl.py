@@ -216,4 +216,35 @@ PHRASES = {
     "send_lines": "een paar regels uit je log, met het pad en de user-agent;",
     "send_want": "wat je wilt: afremmen, een deel afschermen, of helemaal geen bezoek meer.",
     "privacy": "Hoe we met gegevens omgaan: {link}",
+    # AI-voorkeuren (AIPREF) en ondertekende verzoeken (Web Bot Auth)
+    "h_usage": "Waarvoor we het gebruiken",
+    "usage_intro": "Wat we doen met wat we lezen, in de termen van het vocabulaire voor AI-voorkeuren (AIPREF) dat "
+                   "sites gebruiken in robots.txt en in de Content-Usage-header:",
+    "u_search": "{label}: we wijzen mensen de weg naar je pagina: wat we tonen, linkt ernaar terug.",
+    "u_ai_use": "{label}: een AI-systeem werkt met de tekst (een taalmodel dat samenvat, gegevens eruit haalt of "
+                "helpt schrijven), zonder erop getraind te worden.",
+    "u_train_ai": "{label}: met de tekst wordt een AI-model getraind.",
+    "usage_not": "We gebruiken het niet voor {uses}.",
+    "usage_refused": "Zegt een Content-Usage-regel in je robots.txt (in de groep die voor ons geldt, het langste "
+                     "passende pad) of de Content-Usage-header van een pagina n tegen een van deze toepassingen, "
+                     "dan bewaren we niets van die pagina en volgen we er niets vandaan.",
+    "usage_site_check": "Onze controle van je site legt dan alleen vast of die antwoordde en waarheen hij "
+                        "doorverwees; niet de naam, en het icoon halen we niet op.",
+    "robots_usage": "Content-Usage-regels (AIPREF) lezen we uit de groep die voor ons geldt; ze veranderen niets "
+                    "aan Allow, Disallow of Crawl-delay.",
+    "control_usage": "Wil je dat we je pagina's lezen, maar niet voor een van deze doelen gebruiken? Zet dan een "
+                     "Content-Usage-regel bij de regels die al voor ons gelden (een nieuwe groep voor {token} zou "
+                     "voor ons de *-groep vervangen):",
+    "l_signature": "Ondertekende verzoeken",
+    "sig_row": "Web Bot Auth (RFC 9421), sleutel-ID {keyid}",
+    "sig_verify": "Elk verzoek dat we sturen, ook dat voor robots.txt, draagt een HTTP-berichthandtekening (Web "
+                  "Bot Auth, RFC 9421) met Signature-Agent {agent} en sleutel-ID {keyid}. Om er een te "
+                  "controleren haal je onze publieke sleutels op bij {directory} (die sleutellijst is met dezelfde "
+                  "sleutel ondertekend) en controleer je de Signature-header van het verzoek daartegen. Een "
+                  "verzoek dat onze naam draagt zonder geldige handtekening, is niet van ons.",
+    "sig_or_rdns": "Zonder handtekeningen te controleren vertelt de adrescontrole hierboven je hetzelfde: een "
+                   "verzoek van ons komt van een van onze adressen, en de reverse-DNS-naam daarvan wijst ernaar "
+                   "terug.",
+    "sig_or_ips": "Zonder handtekeningen te controleren vergelijk je het adres van het verzoek met de lijst op "
+                  "{link}.",
 }
