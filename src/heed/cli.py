@@ -84,20 +84,31 @@ def cmd_local_run(args: argparse.Namespace) -> int:
     from heed.local.report import human_report
     from heed.local.runtime import LocalRun
     from heed.local.sources import SourcesError, load_sources
+    from heed.state_dir import StateDir, StateDirError
 
     start = _time(args.start, "--start") or datetime.now(timezone.utc).timestamp()
     until = _time(args.until, "--until") or start
     if until < start:
         raise UsageError("--until is before --start")
+    if args.sources is None and args.state is None:
+        raise UsageError("--sources is required (or --state DIR, to crawl the sources kept there)")
     try:
         profile = load_profile(args.bot)
-        sources = load_sources(Path(args.sources), profile)
-    except (ProfileError, SourcesError) as exc:
+        sources = load_sources(Path(args.sources), profile) if args.sources is not None else []
+        if args.state is not None:
+            manifest = StateDir(Path(args.state)).prepare(create=True)
+            if manifest and manifest.get("bot") and manifest["bot"] != profile.name:
+                raise StateDirError(f"--state: {args.state} holds the state of {manifest['bot']}, not {profile.name}")
+    except (ProfileError, SourcesError, StateDirError) as exc:
         raise UsageError(str(exc)) from exc
     out = _out_dir(args.out)
     run = LocalRun(profile, sources, start=start, until=until, out_dir=out,
-                   allow_private=args.allow_private, progress=_progress, patience_s=args.patience)
-    summary = run.run()
+                   allow_private=args.allow_private, progress=_progress, patience_s=args.patience,
+                   state_dir=Path(args.state) if args.state is not None else None)
+    try:
+        summary = run.run()
+    except StateDirError as exc:
+        raise UsageError(str(exc)) from exc
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
     print(human_report(Path(args.out), summary))
@@ -283,7 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     local_sub = local.add_subparsers(dest="local_command", required=True)
     run = local_sub.add_parser("run", help="run a bot's rounds against real sites (or the demo web)")
     run.add_argument("--bot", required=True, help="a built-in bot name or a profile file")
-    run.add_argument("--sources", required=True, help="YAML with sources: [{url, kind, ...}]")
+    run.add_argument("--sources", help="YAML with sources: [{url, kind, ...}] (required unless --state)")
     run.add_argument("--start", help="ISO 8601 time of the first round (default: now)")
     run.add_argument("--until", help="ISO 8601 end of the simulated time (default: --start: one round)")
     run.add_argument("--allow-private", action="store_true",
@@ -291,6 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="heed-out", help="output folder (default ./heed-out)")
     run.add_argument("--patience", type=_seconds, default=None,
                      help="seconds to wait in real time for deferred work before ending a round")
+    run.add_argument("--state", metavar="DIR",
+                     help="keep the crawl's state (table and bucket) in DIR between runs: a second run sends "
+                          "conditional GETs, remembers seen URLs, honours blocks and sources added there")
     run.set_defaults(func=cmd_local_run)
 
     demo = sub.add_parser("demo", help="all five bots, one round each, on the bundled demo web")
