@@ -350,7 +350,9 @@ class LocalRun:
         self._state = None
         try:
             sd.save(self._session.client("dynamodb"), self.res.table_name, self._session.client("s3"), self.res.bucket,
-                    bot=self.profile.name, manifest={**manifest, "last_out": str(self.out.dir.resolve())})
+                    bot=self.profile.name, manifest={**manifest, "last_out": str(self.out.dir.resolve()),
+                                                     # the profile as run (a file that extends a bot included)
+                                                     "profile": json.loads(json.dumps(self.profile.data, default=str))})
         finally:
             sd.release()
 
