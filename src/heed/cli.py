@@ -363,8 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("bot")
     show.set_defaults(func=cmd_profile_show)
 
-    from heed import audit, dlq, identity_cli, ops
+    from heed import audit, dlq, identity_cli, ops, sources_cli
 
+    sources_cli.register(sub)
     ops.register(sub)
     audit.register(sub)
     dlq.register(sub)

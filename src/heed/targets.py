@@ -84,7 +84,13 @@ def profile_of(target: Target, bot: str | None) -> Any:
     from heed_core.profile import load_profile, load_profile_data
 
     if bot:
-        return load_profile(bot)
+        profile = load_profile(bot)
+        if target.bot and target.bot != profile.name:
+            where = f"--state: {target.local.dir.path}" if target.local is not None else f"stack {target.where[6:]!r}"
+            raise CommandError(f"{where} holds the state of {target.bot}, not {profile.name}")
+        if target.local is not None and not target.bot:
+            target.local.manifest["bot"] = target.bot = profile.name  # a new state directory learns its bot
+        return profile
     if target.profile_data:
         return load_profile_data(target.profile_data)
     if target.bot:
