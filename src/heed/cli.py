@@ -239,9 +239,18 @@ def _operator(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_explain(args: argparse.Namespace) -> int:
-    """Why did the bot fetch (or not fetch) this URL? Every record of it from a run's output."""
-    out = Path(args.out)
+def cmd_explain(args: argparse.Namespace, **kwargs: Any) -> int:
+    """Why did the bot fetch (or not fetch) this URL? From a stack's or a state directory's state
+    (heed.explain), or every record of it in a run's output (``--out``)."""
+    if args.stack is not None or args.state is not None:
+        if args.prefix:
+            raise UsageError("--prefix goes with --out (a run's records), not --stack or --state")
+        from heed.explain import cmd_explain_state
+
+        return cmd_explain_state(args, **kwargs)
+    if args.region or args.profile or args.bot or args.json:
+        raise UsageError("--region, --profile, --bot and --json go with --stack or --state, not --out")
+    out = Path(args.out or "heed-out")
     if not (out / "requests.jsonl").is_file():
         raise UsageError(f"{out}: no requests.jsonl here (run heed local run --out {out} first)")
     found = 0
@@ -342,10 +351,15 @@ def build_parser() -> argparse.ArgumentParser:
     blocks = op_sub.add_parser("blocks", help="list the block list")
     blocks.set_defaults(func=cmd_operator)
 
-    expl = sub.add_parser("explain", help="every request, skip and result of a URL in a run's output")
+    expl = sub.add_parser("explain", help="why a URL was fetched or not, and what would happen now "
+                                          "(--stack, --state), or its records in a run's output (--out)")
     expl.add_argument("url")
-    expl.add_argument("--out", default="heed-out", help="the run's output folder")
-    expl.add_argument("--prefix", action="store_true", help="match every URL starting with it")
+    from heed.targets import add_target_arguments
+
+    add_target_arguments(expl, out=True)
+    expl.add_argument("--bot", help="the bot's profile (default: the one the stack or state names)")
+    expl.add_argument("--json", action="store_true", help="one JSON object (--stack, --state)")
+    expl.add_argument("--prefix", action="store_true", help="--out: match every URL starting with it")
     expl.set_defaults(func=cmd_explain)
 
     info = sub.add_parser("info-page", help="the bot's public info page, in its language and English, "
