@@ -8,6 +8,7 @@ import math
 import os
 import sys
 import tempfile
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn, Sequence
@@ -234,7 +235,7 @@ def _operator(args: argparse.Namespace) -> int:
             print(json.dumps({"domain": domain, "reason": reason}))
     elif args.operator_command == "purge":
         s3 = session.client("s3") if args.bucket else None
-        report = operator.purge_domain(store, args.domain, s3=s3, bucket=args.bucket)
+        report = operator.purge_domain(store, args.domain, s3=s3, bucket=args.bucket, record=True, now=time.time())
         print(json.dumps(report.__dict__))
     return 0
 

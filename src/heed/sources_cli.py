@@ -16,12 +16,17 @@ from typing import Any, Callable
 import yaml
 
 from heed.awsstack import Aws, CommandError
+from heed_aws.operator import TurnWait
 from heed.progress import Progress
 from heed.targets import Target, add_target_arguments, open_target, profile_of, run
 
 __all__ = ["next_due", "register", "source_row"]
 
 _HORIZON = 5000  # firings looked at for the next due round
+
+
+# A change of a host's state waits for a request in flight to be committed (heed_aws.operator.TurnWait).
+TURN_WAIT = TurnWait(max_s=300.0)
 
 
 def _iso(t: float | None) -> str | None:
@@ -129,7 +134,7 @@ def _add(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
     with open_target(args, aws, write=True) as target:
         profile = profile_of(target, args.bot)
         src = source_from_mapping(raw, profile, "source")
-        report = import_sources(target.store, [src], now())
+        report = import_sources(target.store, [src], now(), wait=TURN_WAIT)
         if report.added or report.updated or report.hosts_cleared:
             target.changed()
         existing = target.store.get_source(src.id)
@@ -154,7 +159,7 @@ def _import(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int
         profile = profile_of(target, args.bot)
         sources = load_source_file(path, profile)
         try:
-            report = import_sources(target.store, sources, now(), progress=progress)
+            report = import_sources(target.store, sources, now(), progress=progress, wait=TURN_WAIT)
         finally:
             progress.close()
         if report.added or report.updated or report.hosts_cleared:
@@ -236,7 +241,7 @@ def _remove(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int
 
     with open_target(args, aws, write=True) as target:
         src = _find(target, args.source)
-        done = remove_source(target.store, src.id, now())
+        done = remove_source(target.store, src.id, now(), TURN_WAIT)
         target.changed()
     assert done is not None
     if args.json:
@@ -252,7 +257,7 @@ def _reopen(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int
 
     with open_target(args, aws, write=True) as target:
         src = _find(target, args.source)
-        done = reopen_source(target.store, src.id, now())
+        done = reopen_source(target.store, src.id, now(), TURN_WAIT)
         target.changed()
     assert done is not None
     if args.json:

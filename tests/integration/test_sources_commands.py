@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -179,3 +180,52 @@ def test_sources_on_a_stack_that_does_not_exist(capsys: pytest.CaptureFixture[st
     code, _, err = cli(capsys, "sources", "list", "--stack", "nope", aws=aws)
     assert code == 2 and err.strip() == ("heed: error: sources list: no stack named 'nope' in eu-west-1 "
                                          "(deployed with sam deploy --config-env <bot>?)")
+
+
+def test_praha_09_remove_on_the_stack_stops_the_work_already_queued(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from heed.demo.web import Hit
+    from tests.integration.test_ops_commands import PROFILE
+
+    holder: dict[str, Any] = {}
+
+    def page(n: str) -> Any:
+        def body(hit: Hit) -> str:
+            if n == "a":  # WHEN, while page a is read, the source is removed by hand
+                def remove() -> None:
+                    args = build_parser().parse_args(["sources", "remove", "g", "--stack", STACK])
+                    holder["code"] = args.func(args, aws=stack_aws(holder["run"]))
+                holder["thread"] = threading.Thread(target=remove)
+                holder["thread"].start()
+            return f"<html><head><title>{n}</title></head><body><main><h1>Subsidie {n}</h1><p>EUR 5.</p></main></body></html>"
+        return body
+    urls = "".join(f"<url><loc>{{{{base}}}}/subsidies/{n}/</loc></url>" for n in ("a", "b"))
+    server = RecordingServer(Site(name="g", routes={
+        "/robots.txt": Route(body="User-agent: *\nAllow: /\n", content_type="text/plain"),
+        "/sitemap.xml": Route(body=f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                                   f'{urls}</urlset>', content_type="application/xml"),
+        **{f"/subsidies/{n}/": Route(body=page(n)) for n in ("a", "b")}}), ip="127.0.0.69").start()
+    # A gap of a second: the removal lands between page a's commit and page b's claim.
+    profile = load_profile_data({**PROFILE, "politeness": {"min_delay_s": 1.0}})
+    run = holder["run"] = LocalRun(profile, [Source(id="g", url=server.base_url + "/", kind="subsidy")],
+                                   start=time.time(), until=time.time(), out_dir=tmp_path / "out", allow_private=True,
+                                   patience_s=5)
+    run.setup()
+    try:
+        run.fire(time.time(), ["subsidy"])
+        run.drain()
+        holder["thread"].join(timeout=30)
+        run.drain()
+        from heed_aws import runtime
+
+        assert runtime.store().get_source("g") is None
+    finally:
+        run.close()
+        server.stop()
+    capsys.readouterr()
+    # THEN page b, already queued, is not fetched: the source is closed on its host
+    assert holder["code"] == 0
+    assert [r.path for r in server.log()] == ["/robots.txt", "/sitemap.xml", "/subsidies/a/"]
+    skips = [json.loads(x) for x in (tmp_path / "out" / "skips.jsonl").read_text().splitlines()]
+    assert [(s["url"], s["reason"], s["detail"]) for s in skips if s["reason"] == "source_closed"] == \
+           [(server.base_url + "/subsidies/b/", "source_closed", "removed by the operator")]

@@ -276,6 +276,15 @@ class TestOperatorOnBothStores:
         assert (again.state_items, again.sources) == (0, 0)
         assert [(p["at"], p["state_items"]) for p in last_purges(store, "a.example")] == [(T0, 7), (T0 + 60, 0)]
 
+    def test_common_08_purge_scan_finds_hosts_stored_before_the_index(self, store: Any) -> None:
+        from heed_aws.operator import purge_domain
+
+        assert _write(store, N, 0) and _write(store, B, 0)
+        store.unindex_hosts("a.example", [N])  # as if written before the domain index existed
+        assert purge_domain(store, "a.example", now=T0).hosts == ()
+        report = purge_domain(store, "a.example", scan=True, now=T0)
+        assert report.hosts == (N,) and store.read_host(N).version == 0 and store.read_host(B).version == 1
+
     def test_praha_09_reopen_and_remove_change_the_source_and_its_hosts(self, store: Any) -> None:
         from heed_aws.operator import import_sources, remove_source, reopen_source
 

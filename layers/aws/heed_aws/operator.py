@@ -7,6 +7,7 @@ MemoryStore, which the store contract holds to the same semantics). A change to 
 when a host turn commits in between, so neither the turn's commit nor the operator's is lost."""
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
@@ -16,11 +17,13 @@ from heed_core.tasks import stored_keys
 from heed_core.urls import BadUrl, authority, in_domain
 from heed_core.work import Source
 
-__all__ = ["ImportReport", "OperatorStore", "PurgeReport", "S3Texts", "close_on_hosts", "entry_hosts",
+__all__ = ["ImportReport", "OperatorStore", "PurgeReport", "S3Texts", "TurnWait", "close_on_hosts", "entry_hosts",
            "import_sources", "list_blocks", "purge_domain", "remove_source", "reopen_source", "unblock"]
 
 HOST_TTL_S = 30 * 86400.0  # as the crawl writes a host's item (heed_core.crawl.HOST_ITEM_TTL_S)
 RACE_TRIES = 8
+MAX_CLAIM_S = 900.0  # a claim for a request never outlasts a Lambda invocation (15 minutes)
+POLL_S = 0.1
 REMOVED = "removed by the operator"
 Progress = Callable[[int, int, str], None]  # (done, total, what)
 
@@ -89,33 +92,61 @@ def entry_hosts(source: Source) -> list[str]:
     return out
 
 
-def _change_host(store: OperatorStore, host: str, change: Callable[[HostView], bool], now: float) -> bool:
+def _in_flight(rec: HostRecord, now: float) -> bool:
+    """A turn may be between its claim and its commit: the host is owned, the lease is a claim's
+    (short), and the gap allowed a request (COMMON-05: none can be in flight while it runs)."""
+    pace = (rec.state.get("pace") or {})
+    return bool(rec.owner) and now < rec.lease_until <= now + MAX_CLAIM_S and float(pace.get("na", 0.0)) <= now
+
+
+@dataclass
+class TurnWait:
+    """How long an operator's change waits for a turn in flight to commit (0: not at all)."""
+
+    max_s: float = 0.0
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+
+
+def _change_host(store: OperatorStore, host: str, change: Callable[[HostView], bool], now: float,
+                 wait: TurnWait | None = None) -> bool:
     """Apply ``change`` to the host's view and write it on the version read; True if written.
-    A host never seen is left alone (no work is queued there)."""
+    A host never seen is left alone (no work is queued there). With ``wait``, a turn that may
+    have a request in flight is let commit first: the operator's write would make its commit
+    lose, and the request's pacing with it (the turn is redone; COMMON-05 counts from the
+    request that was lost). The write lands in the gap after a commit."""
+    wait = wait or TurnWait()
+    start = wait.clock()
     for _ in range(RACE_TRIES):
         rec = store.read_hosts([host]).get(host)
+        while rec is not None and wait.max_s > 0 and _in_flight(rec, now + wait.clock() - start):
+            if wait.clock() - start > wait.max_s:
+                raise TransientError(f"{host}: a turn held it for {wait.max_s:g} s; try again")
+            wait.sleep(POLL_S)
+            rec = store.read_hosts([host]).get(host)
         if rec is None:
             return False
         view = HostView.from_record(rec)
         if not change(view):
             return False
-        if store.update_host_state(host, rec.version, view.state_blob(now)):
+        if store.update_host_state(host, rec.version, view.state_blob(now + wait.clock() - start)):
             return True
     raise TransientError(f"{host}: its item kept changing ({RACE_TRIES} tries); try again")
 
 
-def close_on_hosts(store: OperatorStore, source_id: str, hosts: Iterable[str], reason: str, now: float) -> list[str]:
+def close_on_hosts(store: OperatorStore, source_id: str, hosts: Iterable[str], reason: str, now: float,
+                   wait: TurnWait | None = None) -> list[str]:
     """PRAHA-09: mark the source closed on these hosts, so work already queued there stops."""
     def close(view: HostView) -> bool:
         if view.closed.get(source_id) == reason:
             return False
         view.closed[source_id] = reason
         return True
-    return [h for h in hosts if _change_host(store, h, close, now)]
+    return [h for h in hosts if _change_host(store, h, close, now, wait)]
 
 
 def clear_on_hosts(store: OperatorStore, source_id: str, hosts: Iterable[str], now: float,
-                   *, lift_stop: bool = True) -> tuple[list[str], list[str]]:
+                   *, lift_stop: bool = True, wait: TurnWait | None = None) -> tuple[list[str], list[str]]:
     """Clear the source's closed mark on these hosts; where the host was stopped by the very
     answer that closed the source (PRAHA-07: a 403 closes it and stops the host for the day),
     the stop is lifted too. Returns (hosts cleared, hosts whose stop was lifted)."""
@@ -130,7 +161,7 @@ def clear_on_hosts(store: OperatorStore, source_id: str, hosts: Iterable[str], n
             view.pacing = replace(pace, stopped_until=0.0, stop_reason=None)
             lifted.append(view.host)
         return True
-    cleared = [h for h in hosts if _change_host(store, h, clear, now)]
+    cleared = [h for h in hosts if _change_host(store, h, clear, now, wait)]
     return cleared, [h for h in lifted if h in cleared]
 
 
@@ -148,25 +179,27 @@ def _registrable(host: str) -> str:
     return registrable_domain(host)
 
 
-def reopen_source(store: OperatorStore, source_id: str, now: float) -> dict[str, Any] | None:
+def reopen_source(store: OperatorStore, source_id: str, now: float,
+                  wait: TurnWait | None = None) -> dict[str, Any] | None:
     """The source fetches again in the next round: its closed fields cleared, and its closed
     mark on the hosts it runs on. None if there is no such source."""
     src = store.get_source(source_id)
     if src is None:
         return None
-    cleared, lifted = clear_on_hosts(store, source_id, _hosts_of(store, src), now)
+    cleared, lifted = clear_on_hosts(store, source_id, _hosts_of(store, src), now, wait=wait)
     store.reopen_source(source_id)
     return {"source": source_id, "url": src.url, "was_closed": src.closed, "closed_reason": src.closed_reason,
             "hosts_cleared": cleared, "stops_lifted": lifted}
 
 
-def remove_source(store: OperatorStore, source_id: str, now: float) -> dict[str, Any] | None:
+def remove_source(store: OperatorStore, source_id: str, now: float,
+                  wait: TurnWait | None = None) -> dict[str, Any] | None:
     """PRAHA-09: a source removed by hand: closed on its hosts (queued work stops), then deleted
     with its read-state. None if there is no such source."""
     src = store.get_source(source_id)
     if src is None:
         return None
-    closed = close_on_hosts(store, source_id, entry_hosts(src), REMOVED, now)
+    closed = close_on_hosts(store, source_id, entry_hosts(src), REMOVED, now, wait)
     store.delete_source(source_id)
     return {"source": source_id, "url": src.url, "hosts_closed": closed}
 
@@ -183,7 +216,7 @@ class ImportReport:
 
 
 def import_sources(store: OperatorStore, sources: Sequence[Source], now: float, *,
-                   progress: Progress | None = None, chunk: int = 25) -> ImportReport:
+                   progress: Progress | None = None, chunk: int = 25, wait: TurnWait | None = None) -> ImportReport:
     """Add sources, idempotently: a new one is put, one whose url, kind or options changed is
     updated keeping what the crawl learnt of it (last read, closed, seen items), an unchanged
     one is left alone. A source removed before and added again is cleared of its removal mark."""
@@ -226,7 +259,7 @@ def import_sources(store: OperatorStore, sources: Sequence[Source], now: float, 
                 closed = (rec.state.get("cls") or {})
                 ids = [i for i in by_host[host] if str(closed.get(i, "")).startswith(REMOVED)]
                 for sid in ids:
-                    cleared, _ = clear_on_hosts(store, sid, [host], now, lift_stop=False)
+                    cleared, _ = clear_on_hosts(store, sid, [host], now, lift_stop=False, wait=wait)
                     report.hosts_cleared += cleared
     return report
 
