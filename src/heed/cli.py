@@ -8,6 +8,7 @@ import math
 import os
 import sys
 import tempfile
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn, Sequence
@@ -79,25 +80,40 @@ def _progress(line: str) -> None:
 
 
 def cmd_local_run(args: argparse.Namespace) -> int:
+    from heed_core.errors import ConfigError
     from heed_core.profile import ProfileError, load_profile
 
     from heed.local.report import human_report
     from heed.local.runtime import LocalRun
     from heed.local.sources import SourcesError, load_sources
+    from heed.state_dir import StateDir, StateDirError
 
     start = _time(args.start, "--start") or datetime.now(timezone.utc).timestamp()
     until = _time(args.until, "--until") or start
     if until < start:
         raise UsageError("--until is before --start")
+    if args.sources is None and args.state is None:
+        raise UsageError("--sources is required (or --state DIR, to crawl the sources kept there)")
     try:
         profile = load_profile(args.bot)
-        sources = load_sources(Path(args.sources), profile)
-    except (ProfileError, SourcesError) as exc:
+        sources = load_sources(Path(args.sources), profile) if args.sources is not None else []
+        if args.state is not None:
+            manifest = StateDir(Path(args.state)).prepare(create=True)
+            if manifest and manifest.get("bot") and manifest["bot"] != profile.name:
+                raise StateDirError(f"--state: {args.state} holds the state of {manifest['bot']}, not {profile.name}")
+    except (ProfileError, SourcesError, StateDirError) as exc:
         raise UsageError(str(exc)) from exc
     out = _out_dir(args.out)
-    run = LocalRun(profile, sources, start=start, until=until, out_dir=out,
-                   allow_private=args.allow_private, progress=_progress, patience_s=args.patience)
-    summary = run.run()
+    try:
+        run = LocalRun(profile, sources, start=start, until=until, out_dir=out,
+                       allow_private=args.allow_private, progress=_progress, patience_s=args.patience,
+                       state_dir=Path(args.state) if args.state is not None else None)
+    except ConfigError as exc:  # e.g. signing switched on without a key file
+        raise UsageError(str(exc)) from exc
+    try:
+        summary = run.run()
+    except StateDirError as exc:
+        raise UsageError(str(exc)) from exc
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
     print(human_report(Path(args.out), summary))
@@ -223,14 +239,23 @@ def _operator(args: argparse.Namespace) -> int:
             print(json.dumps({"domain": domain, "reason": reason}))
     elif args.operator_command == "purge":
         s3 = session.client("s3") if args.bucket else None
-        report = operator.purge_domain(store, args.domain, s3=s3, bucket=args.bucket)
+        report = operator.purge_domain(store, args.domain, s3=s3, bucket=args.bucket, record=True, now=time.time())
         print(json.dumps(report.__dict__))
     return 0
 
 
-def cmd_explain(args: argparse.Namespace) -> int:
-    """Why did the bot fetch (or not fetch) this URL? Every record of it from a run's output."""
-    out = Path(args.out)
+def cmd_explain(args: argparse.Namespace, **kwargs: Any) -> int:
+    """Why did the bot fetch (or not fetch) this URL? From a stack's or a state directory's state
+    (heed.explain), or every record of it in a run's output (``--out``)."""
+    if args.stack is not None or args.state is not None:
+        if args.prefix:
+            raise UsageError("--prefix goes with --out (a run's records), not --stack or --state")
+        from heed.explain import cmd_explain_state
+
+        return cmd_explain_state(args, **kwargs)
+    if args.region or args.profile or args.bot or args.json:
+        raise UsageError("--region, --profile, --bot and --json go with --stack or --state, not --out")
+    out = Path(args.out or "heed-out")
     if not (out / "requests.jsonl").is_file():
         raise UsageError(f"{out}: no requests.jsonl here (run heed local run --out {out} first)")
     found = 0
@@ -283,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     local_sub = local.add_subparsers(dest="local_command", required=True)
     run = local_sub.add_parser("run", help="run a bot's rounds against real sites (or the demo web)")
     run.add_argument("--bot", required=True, help="a built-in bot name or a profile file")
-    run.add_argument("--sources", required=True, help="YAML with sources: [{url, kind, ...}]")
+    run.add_argument("--sources", help="YAML with sources: [{url, kind, ...}] (required unless --state)")
     run.add_argument("--start", help="ISO 8601 time of the first round (default: now)")
     run.add_argument("--until", help="ISO 8601 end of the simulated time (default: --start: one round)")
     run.add_argument("--allow-private", action="store_true",
@@ -291,6 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="heed-out", help="output folder (default ./heed-out)")
     run.add_argument("--patience", type=_seconds, default=None,
                      help="seconds to wait in real time for deferred work before ending a round")
+    run.add_argument("--state", metavar="DIR",
+                     help="keep the crawl's state (table and bucket) in DIR between runs: a second run sends "
+                          "conditional GETs, remembers seen URLs, honours blocks and sources added there")
     run.set_defaults(func=cmd_local_run)
 
     demo = sub.add_parser("demo", help="all five bots, one round each, on the bundled demo web")
@@ -328,10 +356,15 @@ def build_parser() -> argparse.ArgumentParser:
     blocks = op_sub.add_parser("blocks", help="list the block list")
     blocks.set_defaults(func=cmd_operator)
 
-    expl = sub.add_parser("explain", help="every request, skip and result of a URL in a run's output")
+    expl = sub.add_parser("explain", help="why a URL was fetched or not, and what would happen now "
+                                          "(--stack, --state), or its records in a run's output (--out)")
     expl.add_argument("url")
-    expl.add_argument("--out", default="heed-out", help="the run's output folder")
-    expl.add_argument("--prefix", action="store_true", help="match every URL starting with it")
+    from heed.targets import add_target_arguments
+
+    add_target_arguments(expl, out=True)
+    expl.add_argument("--bot", help="the bot's profile (default: the one the stack or state names)")
+    expl.add_argument("--json", action="store_true", help="one JSON object (--stack, --state)")
+    expl.add_argument("--prefix", action="store_true", help="--out: match every URL starting with it")
     expl.set_defaults(func=cmd_explain)
 
     info = sub.add_parser("info-page", help="the bot's public info page, in its language and English, "
@@ -349,8 +382,10 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("bot")
     show.set_defaults(func=cmd_profile_show)
 
-    from heed import audit, dlq, identity_cli
+    from heed import audit, dlq, identity_cli, ops, sources_cli
 
+    sources_cli.register(sub)
+    ops.register(sub)
     audit.register(sub)
     dlq.register(sub)
     identity_cli.register(sub)

@@ -13,8 +13,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from heed_core.errors import TransientError
 from heed_core.hoststate import DrainMark, HostRecord, HostView, Outbox, TokenOut
 from heed_core.ports import FakeClock, FetchRequest, FetchResult
-from heed_core.urls import authority, host_name
+from heed_core.urls import authority, host_name, in_domain, short_hash
 from heed_core.work import Source, UrlRecord, WorkItem
+
+from heed_aws.store import registrable_domain
 
 __all__ = ["Exchange", "FakeTokens", "FakeTransport", "ListJournal", "ListResults", "MemoryStore", "Reply"]
 
@@ -48,6 +50,9 @@ class MemoryStore:
         self.blocks: dict[str, str] = {}
         self.meta: dict[str, tuple[str, int]] = {}
         self.reads: dict[str, str] = {}  # source id -> its read-state (DynamoStore's <id>#read)
+        self.closed_at: dict[str, float] = {}  # source id -> when it was closed (an attribute in DynamoDB)
+        self.block_times: dict[str, float] = {}
+        self.domains: dict[str, set[str]] = {}  # registrable domain -> hosts (DynamoStore's DOMAIN#)
         self.calls: list[str] = []
 
     # --- the host item ---------------------------------------------------------------------------
@@ -76,6 +81,8 @@ class MemoryStore:
         current = self.hosts.get(host)
         if (current["v"] if current else 0) != expected_version:
             return False
+        if expected_version == 0:
+            self.domains.setdefault(registrable_domain(host), set()).add(host)
         self.hosts[host] = {"v": expected_version + 1, "own": owner, "lease": float(lease_until),
                             "st": json.dumps(state, default=str),
                             "ob": json.dumps(outbox.to_compact()) if outbox else None}
@@ -125,6 +132,8 @@ class MemoryStore:
         fields = dict(fields)
         if "last_read" in fields and data.get("last_read") is not None and data["last_read"] > fields["last_read"]:
             fields.pop("last_read")
+        if "closed_at" in fields:
+            self.closed_at[source_id] = float(fields["closed_at"])
         fields.pop("closed_at", None)
         data.update({k: v for k, v in fields.items() if k in Source.__dataclass_fields__})
         self.sources[source_id] = json.dumps(data)
@@ -164,6 +173,114 @@ class MemoryStore:
             return False
         self.meta[key] = (json.dumps(value), int(value.get("version", 0)))
         return True
+
+    # --- the operator's calls ----------------------------------------------------------------------
+    def read_hosts(self, hosts: Iterable[str]) -> dict[str, HostRecord]:
+        out = {}
+        for host in dict.fromkeys(hosts):
+            if host in self.hosts:
+                rec = self.read_host(host)
+                out[host] = HostRecord(host=rec.host, version=rec.version, owner=rec.owner,
+                                       lease_until=rec.lease_until, state=rec.state, outbox=rec.outbox,
+                                       drained=rec.drained, blocked=rec.blocked)
+        return out
+
+    def update_host_state(self, host: str, expected_version: int, state: Mapping[str, Any]) -> bool:
+        current = self.hosts.get(host)
+        if current is None or current["v"] != expected_version:
+            return False
+        self.hosts[host] = {**current, "v": expected_version + 1, "st": json.dumps(state, default=str)}
+        return True
+
+    def domain_hosts(self, domain: str) -> list[str]:
+        return sorted(h for h in self.domains.get(registrable_domain(domain), set()) if in_domain(h, [domain]))
+
+    def unindex_hosts(self, domain: str, hosts: Sequence[str]) -> None:
+        reg = registrable_domain(domain)
+        left = self.domains.get(reg, set()) - set(hosts)
+        if left:
+            self.domains[reg] = left
+        else:
+            self.domains.pop(reg, None)
+
+    def host_items(self, host: str) -> list[tuple[str, str | None]]:
+        out: list[tuple[str, str | None]] = []
+        if host in self.hosts:
+            out.append(("HOST", None))
+        out += [(f"AUX#{k}", None) for h, k in sorted(self.aux) if h == host]
+        if host in self.marks:
+            out.append(("DRAIN", None))
+        out += [(f"U#{short_hash(u, n=32)}", u) for u in sorted(self.urls) if authority(u) == host]
+        return sorted(out)
+
+    def delete_host_items(self, host: str, sort_keys: Sequence[str]) -> int:
+        keys = set(sort_keys)
+        if "HOST" in keys:
+            self.hosts.pop(host, None)
+        if "DRAIN" in keys:
+            self.marks.pop(host, None)
+        for h, k in list(self.aux):
+            if h == host and f"AUX#{k}" in keys:
+                del self.aux[(h, k)]
+        for u in list(self.urls):
+            if authority(u) == host and f"U#{short_hash(u, n=32)}" in keys:
+                del self.urls[u]
+        return len(keys)
+
+    def all_hosts(self) -> list[str]:
+        return sorted(set(self.hosts) | set(self.marks) | {h for h, _ in self.aux} | {authority(u) for u in self.urls})
+
+    def put_sources(self, sources: Sequence[Source]) -> None:
+        for src in sources:
+            self.put_source(src)
+
+    def delete_source(self, source_id: str) -> None:
+        self.sources.pop(source_id, None)
+        self.reads.pop(source_id, None)
+        self.closed_at.pop(source_id, None)
+
+    def source_details(self) -> list[tuple[Source, dict[str, Any]]]:
+        out = []
+        for sid in sorted(self.sources):
+            read = json.loads(self.reads.get(sid) or "{}")
+            out.append((self._merged(sid, self.sources[sid]),
+                        {"closed_at": self.closed_at.get(sid), "last_status": read.get("last_status")}))
+        return out
+
+    def update_source_definition(self, source: Source) -> bool:
+        raw = self.sources.get(source.id)
+        if raw is None:
+            return False
+        data = json.loads(raw)
+        data.update(url=source.url, kind=source.kind, options=dict(source.options))
+        self.sources[source.id] = json.dumps(data)
+        return True
+
+    def reopen_source(self, source_id: str) -> bool:
+        raw = self.sources.get(source_id)
+        if raw is None:
+            return False
+        data = json.loads(raw)
+        data.update(closed=False, closed_reason=None)
+        self.sources[source_id] = json.dumps(data)
+        self.closed_at.pop(source_id, None)
+        return True
+
+    def block(self, domain: str, reason: str, at: float) -> None:
+        name = domain.lower().strip(".")
+        self.blocks[name] = reason or "blocked by the operator"
+        self.block_times[name] = float(at)
+
+    def unblock_domain(self, domain: str) -> bool:
+        name = domain.lower().strip(".")
+        self.block_times.pop(name, None)
+        return self.blocks.pop(name, None) is not None
+
+    def unblock(self, domain: str) -> None:
+        self.unblock_domain(domain)
+
+    def block_list(self) -> list[tuple[str, str, float | None]]:
+        return sorted((d, r, self.block_times.get(d)) for d, r in self.blocks.items())
 
     # --- for tests: the host as the crawl sees it ----------------------------------------------------
     def view(self, host: str) -> HostView:

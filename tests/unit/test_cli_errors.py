@@ -66,7 +66,7 @@ def test_an_unknown_command_ends_in_one_error_line(capsys: pytest.CaptureFixture
     ([], "heed: error: the following arguments are required: command (see heed --help)"),
     (["local"], "heed local: error: the following arguments are required: local_command (see heed local --help)"),
     (["local", "run", "--bot", "aubebot"],
-     "heed local run: error: the following arguments are required: --sources (see heed local run --help)"),
+     "heed: error: --sources is required (or --state DIR, to crawl the sources kept there)"),
     (["robots", "check", "robots.txt", "/"],
      "heed robots check: error: the following arguments are required: --agent (see heed robots check --help)"),
     (["samconfig", "--check", "--write"],

@@ -10,7 +10,7 @@ from moto import mock_aws
 
 from heed.local.resources import create_stack_resources
 from heed_aws.store import DynamoStore
-from heed_core.hoststate import DrainMark, Outbox, TokenOut
+from heed_core.hoststate import DrainMark, HostView, Outbox, TokenOut
 from heed_core.store import HostStore
 from heed_core.urls import BadUrl
 from heed_core.work import Source, UrlRecord, WorkItem
@@ -167,3 +167,144 @@ class TestHostStoreContract:
         assert store.get_meta("tick") == {"version": 2, "last": T0 + 60}
         assert store.put_meta("tick", {"version": 9}) is True  # no expectation: a plain write
         assert store.get_meta("tick") == {"version": 9}
+
+
+# --- the operator's calls (heed sources, block, purge): the same semantics on both backends ---------
+
+N = "http://news.a.example:80"
+OTHER = "http://a.example.org:80"
+
+
+class TestOperatorContract:
+    def test_common_08_a_hosts_first_write_indexes_it_under_its_registrable_domain(self, store: Any) -> None:
+        for host in (A, N, "https://a.example:443", OTHER, B, "http://127.0.0.9:8080"):
+            assert _write(store, host, 0) is True
+        assert _write(store, A, 1) is True  # later writes add nothing
+        assert store.domain_hosts("a.example") == sorted([A, N, "https://a.example:443"])
+        assert store.domain_hosts("news.a.example") == [N]  # a subdomain: only what is below it
+        assert store.domain_hosts("a.example.org") == [OTHER]
+        assert store.domain_hosts("127.0.0.9") == ["http://127.0.0.9:8080"]
+        assert store.domain_hosts("nothing.example") == []
+        store.unindex_hosts("a.example", [N])
+        assert store.domain_hosts("a.example") == sorted([A, "https://a.example:443"])
+        store.unindex_hosts("a.example", [A, "https://a.example:443"])
+        assert store.domain_hosts("a.example") == [] and store.domain_hosts("b.example") == [B]
+
+    def test_host_items_are_the_whole_partition_and_delete_by_key(self, store: Any) -> None:
+        assert _write(store, A, 0, state={"pace": {"na": T0}}) is True
+        store.put_aux(A, "robots", {"stamp": T0})
+        store.write_drained([UrlRecord(A + "/feed"), UrlRecord(A + "/x"), UrlRecord(B + "/y")], [(A, DrainMark(1))])
+        items = store.host_items(A)
+        assert sorted(sk for sk, _ in items if not sk.startswith("U#")) == ["AUX#robots", "DRAIN", "HOST"]
+        assert sorted(u for sk, u in items if sk.startswith("U#")) == [A + "/feed", A + "/x"]
+        assert store.delete_host_items(A, [sk for sk, _ in items]) == 5
+        assert store.host_items(A) == [] and store.read_host(A).version == 0
+        assert store.get_url(B + "/y") is not None  # another host is untouched
+        assert B in store.all_hosts() and A not in store.all_hosts()
+
+    def test_update_host_state_is_conditional_and_keeps_the_lease_and_outbox(self, store: Any) -> None:
+        outbox = Outbox(version=1, sources=(("s1", {"last_read": T0}),))
+        assert _write(store, A, 0, owner="m1", lease_until=T0 + 60, state={"cls": {"s1": "x"}}, outbox=outbox)
+        assert store.update_host_state(A, 0, {"cls": {}}) is False  # a turn committed meanwhile
+        assert store.update_host_state(A, 1, {"pace": {"na": T0}}) is True
+        rec = store.read_host(A)
+        assert (rec.version, rec.owner, rec.lease_until, rec.outbox) == (2, "m1", T0 + 60, outbox)
+        assert dict(rec.state) == {"pace": {"na": T0}}
+        assert store.update_host_state(B, 0, {}) is False  # never creates a host
+        assert store.read_host(B).version == 0
+
+    def test_read_hosts_in_one_batch(self, store: Any) -> None:
+        assert _write(store, A, 0, state={"cls": {"s1": "why"}})
+        store.block_domain("a.example", "asked")
+        got = store.read_hosts([A, B, A])
+        assert list(got) == [A] and got[A].version == 1 and dict(got[A].state) == {"cls": {"s1": "why"}}
+        assert got[A].blocked == "asked"
+
+    def test_source_details_definition_update_reopen_and_delete(self, store: Any) -> None:
+        store.put_sources([Source(id="f1", url=A + "/rss", kind="feed"), Source(id="f2", url=B + "/rss", kind="feed")])
+        store.update_source("f1", {"closed": True, "closed_reason": "http_403: 403 Forbidden", "closed_at": T0})
+        store.write_drained([], [], [("f1", {"last_read": T0 + 5, "seen_items": ["a"], "last_status": 403})])
+        details = dict((s.id, (s, extra)) for s, extra in store.source_details())
+        src, extra = details["f1"]
+        assert (src.closed, src.closed_reason, src.last_read, src.seen_items) == (True, "http_403: 403 Forbidden", T0 + 5, ("a",))
+        assert extra == {"closed_at": T0, "last_status": 403}
+        assert details["f2"][1] == {"closed_at": None, "last_status": None}
+        # an import of a changed definition keeps what the crawl learnt
+        assert store.update_source_definition(Source(id="f1", url=A + "/atom", kind="feed", options={"write_about": True}))
+        assert store.update_source_definition(Source(id="nope", url=A, kind="feed")) is False
+        src = store.get_source("f1")
+        assert (src.url, dict(src.options), src.closed, src.last_read) == (A + "/atom", {"write_about": True}, True, T0 + 5)
+        assert store.reopen_source("f1") is True and store.reopen_source("nope") is False
+        src, extra = dict((s.id, (s, e)) for s, e in store.source_details())["f1"]
+        assert (src.closed, src.closed_reason, extra["closed_at"]) == (False, None, None)
+        store.delete_source("f1")
+        assert store.get_source("f1") is None and [s.id for s in store.list_sources()] == ["f2"]
+
+    def test_common_08_blocks_remember_when_and_lift(self, store: Any) -> None:
+        store.block("A.example.", "mail of 2024-03-01", T0)
+        store.block_domain("b.example", "old style")
+        assert store.block_list() == [("a.example", "mail of 2024-03-01", T0), ("b.example", "old style", None)]
+        assert store.read_host(N).blocked == "mail of 2024-03-01"
+        assert store.unblock_domain("a.example") is True and store.unblock_domain("a.example") is False
+        assert store.read_host(N).blocked is None
+        assert store.block_list() == [("b.example", "old style", None)]
+
+
+class TestOperatorOnBothStores:
+    """heed_aws.operator's functions, on either backend."""
+
+    def test_common_08_purge_deletes_the_domain_by_key_and_nothing_else(self, store: Any) -> None:
+        from heed_aws.operator import last_purges, purge_domain
+
+        for host in (A, N, B):
+            assert _write(store, host, 0, state={"q": [work(host + "/feed").to_compact()]})
+            store.put_aux(host, "robots", {"stamp": T0})
+        store.write_drained([UrlRecord(A + "/1"), UrlRecord(N + "/2"), UrlRecord(B + "/3")], [(A, DrainMark(1))])
+        store.put_sources([Source(id="a", url=A + "/rss", kind="feed"), Source(id="b", url=B + "/rss", kind="feed")])
+        store.write_drained([], [], [("a", {"last_read": T0})])
+        dry = purge_domain(store, "a.example", dry_run=True, record=True, now=T0)
+        assert (dry.state_items, dry.url_records, dry.sources, dry.hosts) == (7, 2, 1, (A, N))
+        assert store.get_url(A + "/1") is not None and last_purges(store, "a.example") == []
+        report = purge_domain(store, "a.example", record=True, now=T0)
+        assert (report.state_items, report.url_records, report.sources) == (7, 2, 1)
+        assert store.host_items(A) == [] and store.host_items(N) == [] and store.domain_hosts("a.example") == []
+        assert [s.id for s in store.list_sources()] == ["b"]
+        assert len(store.host_items(B)) == 3 and store.get_url(B + "/3") is not None
+        assert store.domain_hosts("b.example") == [B]
+        # run again: nothing left to delete, and both purges are on record
+        again = purge_domain(store, "a.example", record=True, now=T0 + 60)
+        assert (again.state_items, again.sources) == (0, 0)
+        assert [(p["at"], p["state_items"]) for p in last_purges(store, "a.example")] == [(T0, 7), (T0 + 60, 0)]
+
+    def test_common_08_purge_scan_finds_hosts_stored_before_the_index(self, store: Any) -> None:
+        from heed_aws.operator import purge_domain
+
+        assert _write(store, N, 0) and _write(store, B, 0)
+        store.unindex_hosts("a.example", [N])  # as if written before the domain index existed
+        assert purge_domain(store, "a.example", now=T0).hosts == ()
+        report = purge_domain(store, "a.example", scan=True, now=T0)
+        assert report.hosts == (N,) and store.read_host(N).version == 0 and store.read_host(B).version == 1
+
+    def test_praha_09_reopen_and_remove_change_the_source_and_its_hosts(self, store: Any) -> None:
+        from heed_aws.operator import import_sources, remove_source, reopen_source
+
+        state = {"pace": {"na": T0, "le": T0, "su": T0 + 3600, "sr": "http_403"},
+                 "cls": {"f1": "http_403: 403 Forbidden", "f9": "x"}}
+        assert _write(store, A, 0, state=state)
+        store.put_source(Source(id="f1", url=A + "/rss", kind="feed"))
+        store.update_source("f1", {"closed": True, "closed_reason": "http_403: 403 Forbidden", "closed_at": T0})
+        done = reopen_source(store, "f1", T0 + 10)
+        assert done and done["hosts_cleared"] == [A] and done["stops_lifted"] == [A]
+        view = HostView.from_record(store.read_host(A))
+        assert view.closed == {"f9": "x"} and view.pacing.stopped_until == 0.0
+        assert store.get_source("f1").closed is False
+        assert reopen_source(store, "nope", T0) is None
+        gone = remove_source(store, "f1", T0 + 20)
+        assert gone and gone["hosts_closed"] == [A] and store.get_source("f1") is None
+        assert HostView.from_record(store.read_host(A)).closed["f1"] == "removed by the operator"
+        # added again: the removal mark goes
+        report = import_sources(store, [Source(id="f1", url=A + "/rss", kind="feed")], T0 + 30)
+        assert report.added == ["f1"] and report.hosts_cleared == [A]
+        assert "f1" not in HostView.from_record(store.read_host(A)).closed
+        again = import_sources(store, [Source(id="f1", url=A + "/rss", kind="feed")], T0 + 40)
+        assert (again.added, again.unchanged) == ([], ["f1"])

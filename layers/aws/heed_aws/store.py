@@ -7,11 +7,19 @@ Key layout (see README, "One table"):
 - ``SOURCES`` / ``<id>``: a source, its fields as attributes, and ``<id>#read``: what its reads
   left (last read, the feed items reported), put by the drain in its batch; ``QUOTA#<key>`` /
   ``N``: counters shared by all hosts; ``BLOCKS`` / ``ALL``: the operator block list, one
-  attribute per domain (its reason), read with every host; ``META`` / ``<key>``.
-Every call is by key: no Scan, no Query on the crawl's path (their cost grows with the table)."""
+  attribute per domain (its reason), read with every host, and ``@<domain>``: when it was
+  blocked; ``META`` / ``<key>``.
+- ``DOMAIN#<registrable domain>`` / ``HOSTS``: the index of a domain's hosts (a string set of
+  authorities, added to when a host's item is first written), so that everything stored from a
+  domain is found by key (COMMON-08, SUBSIDIE-13: ``heed purge``).
+Every call is by key: no Scan, no Query on the crawl's path (their cost grows with the table).
+The operator's calls (sources, blocks, purge) Query one partition at most, never Scan, except
+``all_hosts`` for a table written before the domain index existed."""
 from __future__ import annotations
 
+import ipaddress
 import json
+import logging
 import time
 import zlib
 from typing import Any, Iterable, Mapping, Sequence
@@ -20,10 +28,12 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from heed_core.errors import HeedError, TransientError
 from heed_core.hoststate import DrainMark, HostRecord, Outbox, decode_blob, encode_blob
-from heed_core.urls import authority, host_name, short_hash
+from heed_core.urls import authority, host_name, in_domain, short_hash
 from heed_core.work import Source, UrlRecord
 
-__all__ = ["DynamoStore", "StoreError", "translate"]
+__all__ = ["DynamoStore", "StoreError", "registrable_domain", "translate"]
+
+_log = logging.getLogger(__name__)
 
 # Codes that mean "busy, try again": never the item's fault (STYLE 4).
 _TRANSIENT = frozenset({
@@ -109,6 +119,31 @@ def _block_reason(item: Mapping[str, Any] | None, host: str) -> str | None:
     return None
 
 
+_psl: Any = None
+
+
+def registrable_domain(host: str) -> str:
+    """The domain a host is indexed under: its registrable domain by the public suffix list
+    (news.example.co.uk -> example.co.uk), an IP address itself, a name that is a public suffix
+    itself (localhost) itself. ``host`` is an authority, a URL or a bare name."""
+    global _psl
+    name = host_name(host) if "://" in host else host.lower()
+    name = name.strip(".").strip("[]")
+    try:
+        return ipaddress.ip_address(name).compressed
+    except ValueError:
+        pass
+    if _psl is None:
+        from publicsuffixlist import PublicSuffixList  # parsed once (about 50 ms), offline
+
+        _psl = PublicSuffixList()
+    return str(_psl.privatesuffix(name) or name)
+
+
+def _domain_key(domain: str) -> dict[str, dict[str, str]]:
+    return {"pk": _s(f"DOMAIN#{registrable_domain(domain)}"), "sk": _s("HOSTS")}
+
+
 def _url_key(url: str) -> dict[str, dict[str, str]]:
     return {"pk": _s(f"H#{authority(url)}"), "sk": _s(f"U#{short_hash(url, n=32)}")}
 
@@ -189,6 +224,7 @@ class DynamoStore:
             item["ob"] = {"B": encode_blob(outbox.to_compact())}
         kwargs: dict[str, Any] = {"TableName": self.table, "Item": item}
         if expected_version == 0:
+            self._index_host(host)
             kwargs["ConditionExpression"] = "attribute_not_exists(pk)"
         else:
             kwargs["ConditionExpression"] = "v = :v"
@@ -202,6 +238,17 @@ class DynamoStore:
         except BotoCoreError as exc:
             raise translate(exc, f"write {host}") from exc
         return True
+
+    def _index_host(self, host: str) -> None:
+        """The domain index: written before the host's first item (ADD is idempotent, so a lost
+        race or a crash in between leaves at most a name whose partition is empty)."""
+        try:
+            key = _domain_key(host)
+        except ImportError:  # the layer lacks publicsuffixlist: crawl on; `heed purge --scan` finds the host
+            _log.warning("domain index not written for %s: publicsuffixlist is not installed", host)
+            return
+        self._call("update_item", f"index {host}", TableName=self.table, Key=key,
+                   UpdateExpression="ADD hosts :h", ExpressionAttributeValues={":h": {"SS": [host]}})
 
     def put_aux(self, host: str, kind: str, data: Mapping[str, Any]) -> None:
         self._call("put_item", f"aux {kind} {host}", TableName=self.table, Item={
@@ -389,6 +436,181 @@ class DynamoStore:
                 return False
             raise translate(exc, f"meta {key}") from exc
         return True
+
+    # --- the operator's calls (heed sources, block, purge): by key, one partition at most -----------
+    def read_hosts(self, hosts: Iterable[str]) -> dict[str, HostRecord]:
+        """Many hosts' items (no aux items) in batched reads; a host never seen is left out."""
+        wanted = list(dict.fromkeys(hosts))
+        keys = [{"pk": _s(f"H#{h}"), "sk": _s(sk)} for h in wanted for sk in ("HOST", "DRAIN")]
+        if not keys:
+            return {}
+        found = {(i["pk"]["S"], i["sk"]["S"]): i for i in self._batch_get(keys + [_BLOCKS_KEY], "read hosts")}
+        blocks = found.get(("BLOCKS", "ALL"))
+        out: dict[str, HostRecord] = {}
+        for host in wanted:
+            item = found.get((f"H#{host}", "HOST"))
+            if item is None:
+                continue
+            mark_item = found.get((f"H#{host}", "DRAIN"))
+            mark = DrainMark(int(_num(mark_item, "v")), tuple(json.loads(_str(mark_item, "sent") or "[]"))) \
+                if mark_item else DrainMark()
+            outbox_blob = _blob(item, "ob")
+            out[host] = HostRecord(host=host, version=int(_num(item, "v")), owner=_str(item, "own"),
+                                   lease_until=_num(item, "lease"), state=decode_blob(_blob(item, "st")),
+                                   outbox=Outbox.from_compact(decode_blob(outbox_blob)) if outbox_blob else None,
+                                   drained=mark, blocked=_block_reason(blocks, host))
+        return out
+
+    def update_host_state(self, host: str, expected_version: int, state: Mapping[str, Any]) -> bool:
+        """An operator's change of a host's state blob (a source closed or reopened there): SET as
+        version ``expected_version + 1``, owner, lease and outbox untouched; False when the item is
+        gone or no longer at that version (a turn committed meanwhile: read again and retry)."""
+        try:
+            self.db.update_item(TableName=self.table, Key={"pk": _s(f"H#{host}"), "sk": _s("HOST")},
+                                UpdateExpression="SET st = :st, v = :v1", ConditionExpression="v = :v",
+                                ExpressionAttributeValues={":st": {"B": encode_blob(state)},
+                                                           ":v1": _n(expected_version + 1), ":v": _n(expected_version)})
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                return False
+            raise translate(exc, f"update {host}") from exc
+        except BotoCoreError as exc:
+            raise translate(exc, f"update {host}") from exc
+        return True
+
+    def domain_hosts(self, domain: str) -> list[str]:
+        """The hosts of ``domain`` and its subdomains, from the index of its registrable domain."""
+        resp = self._call("get_item", f"domain {domain}", TableName=self.table, Key=_domain_key(domain),
+                          ConsistentRead=True)
+        hosts = (resp.get("Item") or {}).get("hosts", {}).get("SS", [])
+        return sorted(h for h in hosts if in_domain(h, [domain]))
+
+    def unindex_hosts(self, domain: str, hosts: Sequence[str]) -> None:
+        """Take hosts out of the domain index; the index item goes when it names none."""
+        if not hosts:
+            return
+        key = _domain_key(domain)
+        resp = self._call("update_item", f"domain {domain}", TableName=self.table, Key=key,
+                          UpdateExpression="DELETE hosts :h", ExpressionAttributeValues={":h": {"SS": list(hosts)}},
+                          ReturnValues="ALL_NEW")
+        if not (resp.get("Attributes") or {}).get("hosts"):
+            try:
+                self.db.delete_item(TableName=self.table, Key=key, ConditionExpression="attribute_not_exists(hosts)")
+            except ClientError as exc:
+                if not _conditional_failed(exc):  # a host was indexed meanwhile: the item stays
+                    raise translate(exc, f"domain {domain}") from exc
+
+    def host_items(self, host: str) -> list[tuple[str, str | None]]:
+        """Every item of the host's partition (a Query by key): (sort key, the URL of a URL record)."""
+        out: list[tuple[str, str | None]] = []
+        kwargs: dict[str, Any] = {"TableName": self.table, "KeyConditionExpression": "pk = :pk",
+                                  "ExpressionAttributeValues": {":pk": _s(f"H#{host}")},
+                                  "ProjectionExpression": "sk, d", "ConsistentRead": True}
+        while True:
+            resp = self._call("query", f"host {host}", **kwargs)
+            for item in resp.get("Items", []):
+                sk = item["sk"]["S"]
+                url = None
+                if sk.startswith("U#") and _blob(item, "d"):
+                    try:
+                        url = str(json.loads(zlib.decompress(_blob(item, "d") or b"").decode("utf-8")).get("u") or "")
+                    except (zlib.error, ValueError, UnicodeDecodeError):
+                        url = None
+                out.append((sk, url or None))
+            if "LastEvaluatedKey" not in resp:
+                return out
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+
+    def delete_host_items(self, host: str, sort_keys: Sequence[str]) -> int:
+        keys = list(dict.fromkeys(sort_keys))
+        self._batch_write([{"DeleteRequest": {"Key": {"pk": _s(f"H#{host}"), "sk": _s(sk)}}} for sk in keys],
+                          f"delete {host}")
+        return len(keys)
+
+    def all_hosts(self) -> list[str]:
+        """Every host partition, by a Scan of the whole table: only for a table whose hosts were
+        written before the domain index existed (``heed purge --scan``), never on the crawl's path."""
+        hosts: set[str] = set()
+        kwargs: dict[str, Any] = {"TableName": self.table, "ProjectionExpression": "pk",
+                                  "FilterExpression": "begins_with(pk, :h)", "ExpressionAttributeValues": {":h": _s("H#")}}
+        while True:
+            resp = self._call("scan", "scan hosts", **kwargs)
+            hosts |= {i["pk"]["S"][2:] for i in resp.get("Items", [])}
+            if "LastEvaluatedKey" not in resp:
+                return sorted(hosts)
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+
+    def source_details(self) -> list[tuple[Source, dict[str, Any]]]:
+        """Every source with the fields a Source does not carry: ``closed_at``, ``last_status``."""
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"TableName": self.table, "KeyConditionExpression": "pk = :pk",
+                                  "ExpressionAttributeValues": {":pk": _s("SOURCES")}, "ConsistentRead": True}
+        while True:
+            resp = self._call("query", "sources", **kwargs)
+            items += resp.get("Items", [])
+            if "LastEvaluatedKey" not in resp:
+                break
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+        reads = {i["sk"]["S"][: -len("#read")]: i for i in items if i["sk"]["S"].endswith("#read")}
+        out = []
+        for item in items:
+            if item["sk"]["S"].endswith("#read"):
+                continue
+            read = reads.get(item["sk"]["S"])
+            status = _num(read, "last_status", -1.0) if read else _num(item, "last_status", -1.0)
+            extra = {"closed_at": _num(item, "closed_at") if "closed_at" in item else None,
+                     "last_status": int(status) if status >= 0 else None}
+            out.append((self._source(item, read), extra))
+        return out
+
+    def update_source_definition(self, source: Source) -> bool:
+        """An imported source that exists already: its url, kind and options replaced, what the
+        crawl learnt of it (last read, closed, seen items) kept. False if it does not exist."""
+        try:
+            self.db.update_item(TableName=self.table, Key={"pk": _s("SOURCES"), "sk": _s(source.id)},
+                                UpdateExpression="SET #u = :u, #k = :k, #o = :o", ConditionExpression="attribute_exists(pk)",
+                                ExpressionAttributeNames={"#u": "url", "#k": "kind", "#o": "options"},
+                                ExpressionAttributeValues={":u": _s(source.url), ":k": _s(source.kind),
+                                                           ":o": _s(json.dumps(dict(source.options)))})
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                return False
+            raise translate(exc, f"source {source.id}") from exc
+        return True
+
+    def reopen_source(self, source_id: str) -> bool:
+        """The source's closed fields cleared; False if there is no such source."""
+        try:
+            self.db.update_item(TableName=self.table, Key={"pk": _s("SOURCES"), "sk": _s(source_id)},
+                                UpdateExpression="SET closed = :f REMOVE closed_reason, closed_at",
+                                ConditionExpression="attribute_exists(pk)", ExpressionAttributeValues={":f": {"BOOL": False}})
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                return False
+            raise translate(exc, f"source {source_id}") from exc
+        return True
+
+    def block(self, domain: str, reason: str, at: float) -> None:
+        """COMMON-08: block a domain and its subdomains, remembering when."""
+        name = domain.lower().strip(".")
+        self._call("update_item", f"block {domain}", TableName=self.table, Key=_BLOCKS_KEY,
+                   UpdateExpression="SET #d = :r, #t = :t", ExpressionAttributeNames={"#d": name, "#t": f"@{name}"},
+                   ExpressionAttributeValues={":r": _s(reason or "blocked by the operator"), ":t": _n(float(at))})
+
+    def unblock_domain(self, domain: str) -> bool:
+        """Lift a block; False if the domain was not on the list."""
+        name = domain.lower().strip(".")
+        resp = self._call("update_item", f"unblock {domain}", TableName=self.table, Key=_BLOCKS_KEY,
+                          UpdateExpression="REMOVE #d, #t", ExpressionAttributeNames={"#d": name, "#t": f"@{name}"},
+                          ReturnValues="UPDATED_OLD")
+        return name in (resp.get("Attributes") or {})
+
+    def block_list(self) -> list[tuple[str, str, float | None]]:
+        """(domain, reason, when blocked or None) for every block."""
+        resp = self._call("get_item", "blocks", TableName=self.table, Key=_BLOCKS_KEY, ConsistentRead=True)
+        item = resp.get("Item") or {}
+        return sorted((k, v["S"], _num(item, f"@{k}") if f"@{k}" in item else None)
+                      for k, v in item.items() if k not in ("pk", "sk") and "S" in v)
 
     def delete_domain(self, domain: str) -> int:
         """COMMON-08 / SUBSIDIE-13: delete everything this table holds from a domain (see

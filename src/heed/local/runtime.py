@@ -242,7 +242,8 @@ class LocalRun:
     def __init__(self, profile: Profile, sources: list[Source], *, start: float, until: float, out_dir: Path,
                  allow_private: bool, progress: Callable[[str], None] | None = None,
                  patience_s: float | None = None, resolver: Callable[[str, int], list[str]] | None = None,
-                 concurrency: int | None = None, session_hook: Callable[[Any], None] | None = None) -> None:
+                 concurrency: int | None = None, session_hook: Callable[[Any], None] | None = None,
+                 state_dir: Path | None = None) -> None:
         self.signer = local_signer(profile)  # refused here, before any file or service exists
         self.profile = profile
         self.sources = sources
@@ -274,6 +275,8 @@ class LocalRun:
         self.crashed: list[str] = []  # message ids of tokens whose invocation died (fault tests)
         self.aws_lock = threading.RLock()
         self.session_hook = session_hook  # e.g. the bench's botocore call counter
+        self.state_dir = state_dir  # --state DIR: the table and bucket kept between runs
+        self._state: Any = None
 
     @property
     def in_handler(self) -> bool:
@@ -282,6 +285,8 @@ class LocalRun:
 
     # --- set-up ---------------------------------------------------------------------------
     def setup(self) -> None:
+        if self.state_dir is not None:
+            self._open_state()  # before anything starts: a directory in use is one line, nothing to undo
         _quiet_powertools()
         import boto3
         from moto import mock_aws
@@ -310,7 +315,16 @@ class LocalRun:
                           results_tap=self.out.item, resolver=self.resolver, queue_observer=self.watch, env=env,
                           signer=self.signer)
         store = runtime.store()
-        store.put_sources(self.sources)
+        if self._state is not None:
+            from heed_aws.operator import import_sources
+
+            self._state[0].load(session.client("dynamodb"), self.res.table_name, session.client("s3"), self.res.bucket,
+                                now=min(time.time(), self.clock.now()))
+            # The sources file is imported: what the crawl learnt of a source (closed, last read) stays.
+            import_sources(store, self.sources, time.time())
+        else:
+            store.put_sources(self.sources)
+        self._session = session
         self.scheduler = load_handler("scheduler")
         self.fetcher = load_handler("fetcher")
 
@@ -337,13 +351,44 @@ class LocalRun:
                        "fetcher_billed_s": round(self.billed_s, 3), "max_receive_count": self.max_receive_count,
                        "deferred_at_end": left, "wall_time_s": round(time.monotonic() - wall0, 3)}
         finally:
-            self._mock.stop()
+            try:
+                self._save_state()
+            finally:
+                self._mock.stop()
         self.out.close(summary)
         return summary
 
     def close(self) -> None:
-        """Stop the embedded AWS (``run()`` does this itself)."""
-        self._mock.stop()
+        """Stop the embedded AWS (``run()`` does this itself), saving ``state_dir`` first."""
+        try:
+            self._save_state()
+        finally:
+            self._mock.stop()
+
+    # --- --state DIR ---------------------------------------------------------------------------
+    def _open_state(self) -> None:
+        from heed.state_dir import FORMAT, StateDir, StateDirError
+
+        sd = StateDir(self.state_dir)  # type: ignore[arg-type]
+        manifest = sd.prepare(create=True) or {"format": FORMAT}
+        if manifest.get("bot") and manifest["bot"] != self.profile.name:
+            raise StateDirError(f"--state: {self.state_dir} holds the state of {manifest['bot']}, "
+                                f"not {self.profile.name}")
+        sd.acquire()
+        self._state = (sd, manifest)
+
+    def _save_state(self) -> None:
+        if self._state is None:
+            return
+        sd, manifest = self._state
+        self._state = None
+        try:
+            sd.save(self._session.client("dynamodb"), self.res.table_name, self._session.client("s3"), self.res.bucket,
+                    bot=self.profile.name, manifest={**manifest, "last_out": str(self.out.dir.resolve()),
+                                                     # the profile as run (a file that extends a bot included)
+                                                     "profile": json.loads(json.dumps(self.profile.data, default=str))})
+        finally:
+            sd.release()
 
     def fire(self, t: float, tasks: list[str]) -> None:
         event = {"version": "0", "id": str(uuid.uuid4()), "detail-type": "Scheduled Event",

@@ -1,6 +1,8 @@
-"""Read a `--sources` YAML file into Source records, with one clear error per mistake."""
+"""Read a `--sources` YAML file (or a CSV file, or one source given on the command line) into
+Source records, with one clear error per mistake: one set of checks for every way in."""
 from __future__ import annotations
 
+import csv
 import difflib
 from pathlib import Path
 from typing import Any, Callable
@@ -12,7 +14,7 @@ from heed_core.profile import TASK_KINDS, Profile
 from heed_core.urls import BadUrl, authority
 from heed_core.work import Source
 
-__all__ = ["OPTIONS", "SourcesError", "load_sources"]
+__all__ = ["OPTIONS", "SourcesError", "load_source_file", "load_sources", "load_sources_csv", "source_from_mapping"]
 
 
 class SourcesError(ValueError):
@@ -70,18 +72,18 @@ def _suggest(word: str, known: list[str]) -> str:
     return f"did you mean {close[0]!r}?" if close else f"one of {', '.join(known)}"
 
 
-def _check_option(where: str, kind: str, key: Any, value: Any) -> None:
+def _check_option(where: str, kind: str, key: Any, value: Any, sep: str = ".") -> None:
     if not isinstance(key, str):
         raise SourcesError(f"{where}: {key!r} is not an option name")
     known = OPTIONS[kind]
     if key in known:
         problem = known[key](value)
         if problem:
-            raise SourcesError(f"{where}.{key}: {problem}")
+            raise SourcesError(f"{where}{sep}{key}: {problem}")
         return
     elsewhere = sorted(k for k, opts in OPTIONS.items() if key in opts)
     if elsewhere:
-        raise SourcesError(f"{where}.{key}: not an option of kind {kind!r} "
+        raise SourcesError(f"{where}{sep}{key}: not an option of kind {kind!r} "
                            f"(only {' and '.join(elsewhere)} sources take it)")
     everything = sorted(set(_COMMON) | {k for opts in OPTIONS.values() for k in opts})
     close = difflib.get_close_matches(key, everything, n=1, cutoff=0.6)
@@ -94,7 +96,7 @@ def _check_option(where: str, kind: str, key: Any, value: Any) -> None:
         hint = f"known: {', '.join(sorted(known))}"
     else:
         hint = f"kind {kind!r} takes no options"
-    raise SourcesError(f"{where}.{key}: unknown option for kind {kind!r} ({hint})")
+    raise SourcesError(f"{where}{sep}{key}: unknown option for kind {kind!r} ({hint})")
 
 
 def load_sources(path: Path, profile: Profile) -> list[Source]:
@@ -117,40 +119,107 @@ def load_sources(path: Path, profile: Profile) -> list[Source]:
         raise SourcesError(f"{path}: expected a mapping with a 'sources' list")
     if not data["sources"]:
         raise SourcesError(f"{path}: sources: the list is empty (nothing to crawl)")
-    scheduled = {s.task for s in profile.schedules}
     out: list[Source] = []
     seen: dict[str, int] = {}
     for i, raw in enumerate(data["sources"]):
         where = f"{path}: sources[{i}]"
-        if not isinstance(raw, dict):
-            raise SourcesError(f"{where}: must be a mapping with url and kind")
-        url, kind = raw.get("url"), raw.get("kind")
-        if url is None:
-            raise SourcesError(f"{where}.url: missing")
-        problem = _url_problem(url)
-        if problem:
-            raise SourcesError(f"{where}.url: {problem}")
-        if kind is None:
-            raise SourcesError(f"{where}.kind: missing (one of {', '.join(TASK_KINDS)})")
-        if kind not in TASK_KINDS:
-            hint = _suggest(str(kind), list(TASK_KINDS))
-            raise SourcesError(f"{where}.kind: {kind!r} is not a kind of source ({hint})")
-        if kind not in scheduled:
-            raise SourcesError(f"{where}.kind: {profile.name} has no schedule for {kind!r} "
-                               f"(it runs: {', '.join(sorted(scheduled)) or 'nothing'})")
-        for key, value in raw.items():
-            if key not in _COMMON:
-                _check_option(where, kind, key, value)
-        given = raw.get("id")
-        if given is not None and (isinstance(given, bool) or not isinstance(given, str | int)
-                                  or not str(given).strip()):
-            raise SourcesError(f"{where}.id: {given!r} is not valid (must be a non-empty string)")
-        sid = str(given).strip() if given is not None else Source.make_id(url, kind)
-        if sid in seen:
-            if given is None:
-                raise SourcesError(f"{where}: the same url and kind as sources[{seen[sid]}]")
-            raise SourcesError(f"{where}.id: {sid!r} is used twice (also by sources[{seen[sid]}])")
-        seen[sid] = i
-        options: dict[str, Any] = {k: v for k, v in raw.items() if k not in _COMMON}
-        out.append(Source(id=sid, url=url, kind=kind, options=options))
+        src = source_from_mapping(raw, profile, where)
+        if src.id in seen:
+            if raw.get("id") is None:
+                raise SourcesError(f"{where}: the same url and kind as sources[{seen[src.id]}]")
+            raise SourcesError(f"{where}.id: {src.id!r} is used twice (also by sources[{seen[src.id]}])")
+        seen[src.id] = i
+        out.append(src)
     return out
+
+
+def source_from_mapping(raw: Any, profile: Profile, where: str, sep: str = ".") -> Source:
+    """One source (``{url, kind, id?, <options of its kind>}``) checked as a sources file's
+    entry is; ``where`` starts every message (``FILE: sources[3]``, ``--kind``...)."""
+    scheduled = {s.task for s in profile.schedules}
+    if not isinstance(raw, dict):
+        raise SourcesError(f"{where}: must be a mapping with url and kind")
+    url, kind = raw.get("url"), raw.get("kind")
+    if url is None:
+        raise SourcesError(f"{where}{sep}url: missing")
+    problem = _url_problem(url)
+    if problem:
+        raise SourcesError(f"{where}{sep}url: {problem}")
+    if kind is None:
+        raise SourcesError(f"{where}{sep}kind: missing (one of {', '.join(TASK_KINDS)})")
+    if kind not in TASK_KINDS:
+        hint = _suggest(str(kind), list(TASK_KINDS))
+        raise SourcesError(f"{where}{sep}kind: {kind!r} is not a kind of source ({hint})")
+    if kind not in scheduled:
+        raise SourcesError(f"{where}{sep}kind: {profile.name} has no schedule for {kind!r} "
+                           f"(it runs: {', '.join(sorted(scheduled)) or 'nothing'})")
+    for key, value in raw.items():
+        if key not in _COMMON:
+            _check_option(where, kind, key, value, sep)
+    given = raw.get("id")
+    if given is not None and (isinstance(given, bool) or not isinstance(given, str | int)
+                              or not str(given).strip()):
+        raise SourcesError(f"{where}{sep}id: {given!r} is not valid (must be a non-empty string)")
+    sid = str(given).strip() if given is not None else Source.make_id(url, kind)
+    options: dict[str, Any] = {k: v for k, v in raw.items() if k not in _COMMON}
+    return Source(id=sid, url=url, kind=kind, options=options)
+
+
+_TRUE = {"true", "yes", "1", "y"}
+_FALSE = {"false", "no", "0", "n"}
+_LIST_OPTIONS = {k for opts in OPTIONS.values() for k, check in opts.items() if check is _is_url_list}
+_BOOL_OPTIONS = {k for opts in OPTIONS.values() for k, check in opts.items() if check is _is_bool}
+
+
+def _csv_cell(column: str, text: str) -> Any:
+    """A CSV cell as the option's type: true/false for a flag, a list (split on spaces or |)."""
+    if column in _BOOL_OPTIONS and text.lower() in _TRUE | _FALSE:
+        return text.lower() in _TRUE
+    if column in _LIST_OPTIONS:
+        return [part for part in text.replace("|", " ").split() if part]
+    return text
+
+
+def load_sources_csv(path: Path, profile: Profile) -> list[Source]:
+    """A CSV file with a header row: ``url,kind`` and optionally ``id`` and the kinds' options
+    (``write_about``, ``render``: true/false; ``sitemaps``: URLs separated by spaces or ``|``).
+    An empty cell is no value."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise SourcesError(f"{path}: cannot read ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise SourcesError(f"{path}: not UTF-8 text") from exc
+    try:
+        rows = list(csv.reader(text.splitlines()))
+    except csv.Error as exc:
+        raise SourcesError(f"{path}: not valid CSV ({exc})") from exc
+    if not rows or not any(cell.strip() for cell in rows[0]):
+        raise SourcesError(f"{path}: empty (a CSV file starts with a header row: url,kind,...)")
+    header = [cell.strip().lower() for cell in rows[0]]
+    for column in ("url", "kind"):
+        if column not in header:
+            raise SourcesError(f"{path}: line 1: no {column!r} column (the header names url, kind and options)")
+    out: list[Source] = []
+    seen: dict[str, int] = {}
+    for number, row in enumerate(rows[1:], 2):
+        if not any(cell.strip() for cell in row):
+            continue
+        where = f"{path}: line {number}"
+        if len(row) > len(header):
+            raise SourcesError(f"{where}: {len(row)} cells for {len(header)} columns")
+        raw = {column: _csv_cell(column, cell.strip()) for column, cell in zip(header, row) if cell.strip()}
+        src = source_from_mapping(raw, profile, where, ", column ")
+        if src.id in seen:
+            what = "id" if "id" in raw else "url and kind"
+            raise SourcesError(f"{where}: the same {what} as line {seen[src.id]}")
+        seen[src.id] = number
+        out.append(src)
+    if not out:
+        raise SourcesError(f"{path}: no sources under the header (nothing to crawl)")
+    return out
+
+
+def load_source_file(path: Path, profile: Profile) -> list[Source]:
+    """A sources file by its name: ``.csv`` is CSV, anything else the YAML of ``--sources``."""
+    return load_sources_csv(path, profile) if path.suffix.lower() == ".csv" else load_sources(path, profile)

@@ -1,0 +1,123 @@
+"""Where an operator command acts: a deployed stack (``--stack NAME``: its outputs and BotName
+parameter from CloudFormation; region and credentials the usual AWS way) or a local state
+directory (``--state DIR``, kept by ``heed local run --state DIR``). Both give the same
+DynamoStore (on the stack's table, or on the embedded AWS loaded from the directory), so a
+command is one piece of code for both; every way it can go wrong is one line (``run``)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from heed.awsstack import Aws, CommandError, add_aws_arguments, aws_errors, output
+from heed.state_dir import LocalState, StateDirError, open_state
+
+__all__ = ["Target", "add_target_arguments", "open_target", "profile_of", "run"]
+
+
+def add_target_arguments(parser: argparse.ArgumentParser, *, out: bool = False) -> None:
+    where = parser.add_mutually_exclusive_group(required=not out)
+    where.add_argument("--stack", metavar="NAME", help="a deployed bot's stack (its StateTableName and "
+                                                       "ResultsBucketName outputs)")
+    where.add_argument("--state", metavar="DIR", help="a local state directory (heed local run --state DIR)")
+    if out:
+        where.add_argument("--out", metavar="DIR", help="a heed local run --out folder (its records only)")
+    add_aws_arguments(parser)
+
+
+@dataclass
+class Target:
+    store: Any  # heed_aws.store.DynamoStore
+    texts: Any  # heed_aws.operator.S3Texts, or None when the stack names no bucket
+    bot: str | None
+    where: str
+    local: LocalState | None = None
+    profile_data: dict[str, Any] | None = None  # a state directory keeps the profile it ran with
+
+    def changed(self) -> None:
+        """The command wrote something: a state directory is saved at the end."""
+        if self.local is not None:
+            self.local.changed = True
+
+
+def _describe(aws: Aws, stack: str) -> tuple[dict[str, str], dict[str, str]]:
+    try:
+        stacks = aws.client("cloudformation").describe_stacks(StackName=stack)["Stacks"]
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ValidationError":
+            raise CommandError(f"no stack named {stack!r}{aws.where()} (deployed with sam deploy --config-env <bot>?)") \
+                from exc
+        raise
+    if not stacks:
+        raise CommandError(f"no stack named {stack!r}{aws.where()}")
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", [])}
+    params = {p["ParameterKey"]: p.get("ParameterValue", "") for p in stacks[0].get("Parameters", [])}
+    return outputs, params
+
+
+@contextmanager
+def open_target(args: argparse.Namespace, aws: Aws, *, write: bool) -> Iterator[Target]:
+    from heed_aws.operator import S3Texts
+    from heed_aws.store import DynamoStore
+
+    if getattr(args, "state", None) is not None:
+        if args.region or args.profile:
+            raise CommandError("--region and --profile go with --stack, not --state")
+        with open_state(Path(args.state), write=write) as st:
+            yield Target(DynamoStore(st.table, st.client("dynamodb")), S3Texts(st.client("s3"), st.bucket), st.bot,
+                         f"state {args.state}", st, st.manifest.get("profile"))
+        return
+    outputs, params = _describe(aws, args.stack)
+    table = output(outputs, "StateTableName", args.stack)
+    bucket = outputs.get("ResultsBucketName")
+    yield Target(DynamoStore(table, aws.client("dynamodb")), S3Texts(aws.client("s3"), bucket) if bucket else None,
+                 params.get("BotName") or None, f"stack {args.stack}")
+
+
+def profile_of(target: Target, bot: str | None) -> Any:
+    """The bot's profile: ``--bot`` if given (a name or a file), else the one the target names."""
+    from heed_core.profile import load_profile, load_profile_data
+
+    if bot:
+        profile = load_profile(bot)
+        if target.bot and target.bot != profile.name:
+            where = f"--state: {target.local.dir.path}" if target.local is not None else f"stack {target.where[6:]!r}"
+            raise CommandError(f"{where} holds the state of {target.bot}, not {profile.name}")
+        if target.local is not None and not target.bot:
+            target.local.manifest["bot"] = target.bot = profile.name  # a new state directory learns its bot
+        return profile
+    if target.profile_data:
+        return load_profile_data(target.profile_data)
+    if target.bot:
+        return load_profile(target.bot)
+    raise CommandError(f"which bot? {target.where} does not say: give --bot NAME")
+
+
+def run(what: str, command: Callable[[], int]) -> int:
+    """Every user mistake and every refusal one line on stderr, exit 2 (``aws_errors``), with
+    Heed's own kinds of error translated to the botocore error behind them."""
+    from heed_core.errors import HeedError
+    from heed_core.profile import ProfileError
+
+    from heed.local.sources import SourcesError
+
+    def inner() -> int:
+        try:
+            return command()
+        except (StateDirError, ProfileError, SourcesError) as exc:
+            raise CommandError(str(exc)) from exc
+        except HeedError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, (ClientError, BotoCoreError)):
+                raise cause from None
+            raise CommandError(str(exc)) from exc
+    try:
+        return aws_errors(what, inner)
+    except KeyboardInterrupt:
+        print(f"heed: {what}: interrupted", file=sys.stderr)
+        return 130
