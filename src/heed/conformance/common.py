@@ -19,7 +19,8 @@ from heed.conformance.sites import TRAP_PATHS, robots
 from heed.conformance.stack import Output
 from heed.demo.web import Route
 
-__all__ = ["PACE", "Pace", "rules", "scenarios"]
+__all__ = ["PACE", "Pace", "get_only", "groups", "identity", "pacing", "public_only", "redirect_is_a_request",
+           "robots_first", "rules", "scenarios", "stop_and_delete"]
 
 START = 1796104800.0  # 2026-12-01T05:00:00Z, a Tuesday: every bot's task runs when fired
 AUTHOR, EMAIL = "Kari Nordmann", "kari.nordmann@example.org"
@@ -155,7 +156,7 @@ def scenarios(bot: str) -> list[Scenario]:
 
 # --- the checks -----------------------------------------------------------------------------------
 
-def _c01(r: Runs) -> Proof:
+def identity(r: Runs) -> Proof:
     proof, ua = Proof(), r.profile.user_agent
     every = r["common"].every() + r["pacing"].every()
     seen = {x.header("User-Agent") for x in every}
@@ -168,7 +169,7 @@ def _c01(r: Runs) -> Proof:
     return proof
 
 
-def _c02(r: Runs) -> Proof:
+def robots_first(r: Runs) -> Proof:
     proof, seen = Proof(), r["common"]
     paths = _open_paths(r.bot)
     for site in ("open", "moved"):
@@ -183,7 +184,7 @@ def _c02(r: Runs) -> Proof:
     return proof
 
 
-def _c03(r: Runs) -> Proof:
+def groups(r: Runs) -> Proof:
     proof, seen, p = Proof(), r["common"], _prefix(r.bot)
     asked = set(seen.paths("open"))
     proof.that(f"{p}/public/1" in asked, f"`*` closes all, the {r.profile.robots_token.lower()} group opened {p}/public/1")
@@ -195,7 +196,7 @@ def _c03(r: Runs) -> Proof:
     return proof
 
 
-def _c04(r: Runs) -> Proof:
+def get_only(r: Runs) -> Proof:
     proof = Proof()
     every = r["common"].every() + r["pacing"].every()
     proof.that({x.method for x in every} == {"GET"}, f"{len(every)} requests, all GET")
@@ -207,7 +208,7 @@ def _c04(r: Runs) -> Proof:
     return proof
 
 
-def _c05(r: Runs) -> Proof:
+def pacing(r: Runs) -> Proof:
     proof, seen, pace = Proof(), r["pacing"], PACE[r.bot]
     least = pace.min_gap_s * seen.scale
     g = seen.gaps("even")
@@ -226,7 +227,7 @@ def _c05(r: Runs) -> Proof:
     return proof
 
 
-def _c06(r: Runs) -> Proof:
+def redirect_is_a_request(r: Runs) -> Proof:
     proof, seen, p = Proof(), r["common"], _prefix(r.bot)
     moved, old = seen.log("moved"), {x.path: x for x in seen.log("open")}
     asked = [x.path for x in moved]
@@ -246,7 +247,7 @@ def _c06(r: Runs) -> Proof:
     return proof
 
 
-def _c07(r: Runs) -> Proof:
+def public_only(r: Runs) -> Proof:
     proof, seen, paths = Proof(), r["common"], _open_paths(r.bot)
     login = [x for x in seen.log("open") if x.path in paths["login"]]
     proof.that(len(login) == 1 and not login[0].header("Authorization"), "a 401 page asked once, no credentials")
@@ -265,7 +266,7 @@ def _c07(r: Runs) -> Proof:
     return proof
 
 
-def _c08(r: Runs) -> Proof:
+def stop_and_delete(r: Runs) -> Proof:
     proof, seen = Proof(), r["common"]
     proof.that(seen.log("blocked") == [], "a blocked site saw no request at all, robots.txt allowing everything")
     proof.that(bool(seen.out.skipped("blocked_by_operator")), "recorded as blocked_by_operator")
@@ -290,20 +291,20 @@ def rules(bot: str) -> list[Rule]:
     return [
         Rule("COMMON-01", "Every request carries the bot's own exact User-Agent: token/version (+info URL), "
                           "never a browser's.",
-             (Bound("user_agent", "==", shipped.user_agent), Bound("robots_token", "==", shipped.robots_token)), _c01),
+             (Bound("user_agent", "==", shipped.user_agent), Bound("robots_token", "==", shipped.robots_token)), identity),
         Rule("COMMON-02", "robots.txt comes first on a host, and nothing it disallows for the bot is fetched.",
-             (), _c02, binds=("robots_token",)),
+             (), robots_first, binds=("robots_token",)),
         Rule("COMMON-03", "RFC 9309 groups: the bot's own group (any case) beats `*`; the longest path wins, "
-                          "Allow on a tie; `*` and `$` work.", (), _c03, binds=("robots_token",)),
-        Rule("COMMON-04", "GET only: no forms, no login, no cookies sent or kept, no JavaScript run.", (), _c04),
+                          "Allow on a tie; `*` and `$` work.", (), groups, binds=("robots_token",)),
+        Rule("COMMON-04", "GET only: no forms, no login, no cookies sent or kept, no JavaScript run.", (), get_only),
         Rule("COMMON-05", f"One request at a time per host, at least {pace.min_gap_s:g} s apart, longer if "
                           f"Crawl-delay asks ({'up to ' + format(pace.cap_s, 'g') + ' s' if pace.cap_s else 'no cap'}).",
-             (Bound("politeness.min_delay_s", ">=", pace.min_gap_s), cap), _c05),
+             (Bound("politeness.min_delay_s", ">=", pace.min_gap_s), cap), pacing),
         Rule("COMMON-06", "A redirect is a new request: its target is robots-checked and paced like any URL.",
-             (Bound("redirects.max_hops", ">=", 1),), _c06),
-        Rule("COMMON-07", "Only public pages: nothing behind a login or paywall, no personal data kept.", (), _c07),
+             (Bound("redirects.max_hops", ">=", 1),), redirect_is_a_request),
+        Rule("COMMON-07", "Only public pages: nothing behind a login or paywall, no personal data kept.", (), public_only),
         Rule("COMMON-08", "A stop request is honoured without a robots.txt change; all stored from a domain "
-                          "can be deleted.", (), _c08, binds=("operator.blocked_domains",)),
+                          "can be deleted.", (), stop_and_delete, binds=("operator.blocked_domains",)),
         Rule("COMMON-09", "Requests leave from fixed, published egress addresses.", (), egress,
              binds=("egress.ips",), deployment=True),
     ]

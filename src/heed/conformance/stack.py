@@ -10,6 +10,7 @@ import json
 import time
 import zlib
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -18,7 +19,7 @@ from heed_core.work import Source
 
 from heed.local.runtime import REGION, LocalRun
 
-__all__ = ["Output", "Stack", "derive"]
+__all__ = ["Output", "Stack", "derive", "sim_time"]
 
 _DURATIONS = ("min_delay_s", "crawl_delay_cap_s", "round_spacing_s", "round_spacing_jitter_s")
 
@@ -51,8 +52,17 @@ class Output:
         return [i for i in self.items if i.get("detail_type") == detail_type
                 and (source is None or i.get("source") == source)]
 
+    def requested(self, purpose: str | None = None, source: str | None = None) -> list[dict[str, Any]]:
+        return [r for r in self.requests if (purpose is None or r.get("purpose") == purpose)
+                and (source is None or r.get("source") == source)]
+
     def kept_text(self) -> str:
         return "\n".join(v for vs in self.texts.values() for v in vs)
+
+
+def sim_time(record: Mapping[str, Any], key: str = "t_start") -> float:
+    """A run record's time on the run's own (simulated) clock, as epoch seconds."""
+    return datetime.fromisoformat(str(record[key]).replace("Z", "+00:00")).timestamp()
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
