@@ -13,7 +13,7 @@ from heed_core.work import Source
 
 from heed.conformance import common
 from heed.conformance.deploy import reserved_concurrency
-from heed.conformance.model import Bound, Cadence, Proof, Rule, Runs, Scenario, secs
+from heed.conformance.model import Bound, Cadence, Proof, Rule, Runs, Scenario, secs, utc
 from heed.conformance.runner import Bench
 from heed.conformance.sites import TRAPS, html_page, robots, rss
 from heed.conformance.stack import Output, sim_time
@@ -21,7 +21,7 @@ from heed.demo.web import Route
 
 __all__ = ["rules", "scenarios"]
 
-T10 = 1796119200.0  # 2026-12-01T10:00:00Z
+T10 = utc("2026-12-01T10:00")
 Q = 900.0
 LONG = "Un sommario lungo e completo. " * 30  # 900 characters: the feed suffices (AUBE-03)
 IMAGES = ("<enclosure url='{{base}}/img/e.jpg' type='image/jpeg' length='1000'/>"

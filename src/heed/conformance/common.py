@@ -12,7 +12,7 @@ from typing import Any
 
 from heed_core.profile import load_profile
 
-from heed.conformance.model import Bound, Proof, Rule, Runs, Scenario, scale_words, secs
+from heed.conformance.model import Bound, Proof, Rule, Runs, Scenario, scale_words, secs, utc
 from heed.conformance.reach import REACH
 from heed.conformance.runner import Bench
 from heed.conformance.sites import TRAP_PATHS, robots
@@ -22,7 +22,7 @@ from heed.demo.web import Route
 __all__ = ["PACE", "Pace", "get_only", "groups", "identity", "pacing", "public_only", "redirect_is_a_request",
            "robots_first", "rules", "scenarios", "stop_and_delete"]
 
-START = 1796104800.0  # 2026-12-01T05:00:00Z, a Tuesday: every bot's task runs when fired
+START = utc("2026-12-01T06:00")  # a Tuesday; every bot's task runs when fired
 AUTHOR, EMAIL = "Kari Nordmann", "kari.nordmann@example.org"
 PAID = "SEGRETO-PAGATO"
 BROWSER_WORDS = ("Mozilla", "Chrome", "Safari", "Gecko", "Firefox", "Edg/")

@@ -20,7 +20,12 @@ from heed.conformance.sites import gaps, overlaps
 from heed.conformance.stack import Output
 from heed.demo.web import RequestRecord
 
-__all__ = ["Bound", "Cadence", "Proof", "Rule", "Runs", "Scenario", "Seen", "scale_words", "secs"]
+__all__ = ["Bound", "Cadence", "Proof", "Rule", "Runs", "Scenario", "Seen", "scale_words", "secs", "utc"]
+
+
+def utc(text: str) -> float:
+    """Epoch seconds of a UTC time written as ``2026-12-01T06:00``."""
+    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp()
 
 
 def secs(x: float) -> str:
@@ -67,27 +72,35 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 
 @dataclass(frozen=True)
 class Bound:
-    """A profile key against the promise: ``Bound("politeness.min_delay_s", ">=", 1.5)``."""
+    """A profile key against the promise: ``Bound("politeness.min_delay_s", ">=", 1.5)``; a
+    tuple of keys is their sum (round spacing plus its jitter: WANNADO-05's seven minutes)."""
 
-    key: str
+    key: str | tuple[str, ...]
     op: str
     value: Any = None
 
     @property
     def keys(self) -> tuple[str, ...]:
-        return (self.key,)
+        return self.key if isinstance(self.key, tuple) else (self.key,)
 
     def judge(self, p: Profile, proof: Proof) -> None:
-        got = p.get(self.key)
+        if isinstance(self.key, tuple):
+            got: Any = sum(float(p.get(k) or 0) for k in self.key)
+            name = " + ".join(self.key)
+        else:
+            got, name = p.get(self.key), self.key
         if self.op == "set":
-            proof.that(_OPS["set"](got, None), f"profile: {self.key} = {got!r} is set")
+            shown = f"[{', '.join(map(repr, got[:2]))}, ... ({len(got)})]" if isinstance(got, (list, tuple)) \
+                and len(got) > 3 else repr(got)
+            proof.that(_OPS["set"](got, None), f"profile: {name} = {shown} is set")
             return
-        want = "/".join(map(str, self.value)) if self.op == "in" else repr(self.value)
-        proof.that(_OPS[self.op](got, self.value), f"profile: {self.key} = {got!r} {self.op} {want}")
+        want = "/".join(map(str, self.value)) if self.op == "in" else f"{self.value:g}" if isinstance(
+            self.value, float) else repr(self.value)
+        proof.that(_OPS[self.op](got, self.value), f"profile: {name} = {got!r} {self.op} {want}")
 
 
 # A week of firings to judge a schedule by: Monday 30 November 2026 00:00 UTC, four weeks.
-_WEEK0 = datetime(2026, 11, 30, tzinfo=timezone.utc).timestamp()
+_WEEK0 = utc("2026-11-30T00:00")
 _DAYS = "Mon Tue Wed Thu Fri Sat Sun".split()
 
 

@@ -12,7 +12,7 @@ from collections import Counter
 from heed_core.work import Source
 
 from heed.conformance import common
-from heed.conformance.model import Bound, Cadence, Proof, Rule, Runs, Scenario
+from heed.conformance.model import Bound, Cadence, Proof, Rule, Runs, Scenario, utc
 from heed.conformance.runner import Bench
 from heed.conformance.sites import TRAPS, html_page, robots, sitemap_index, urlset
 from heed.conformance.stack import Output, sim_time
@@ -20,7 +20,7 @@ from heed.demo.web import Route
 
 __all__ = ["rules", "scenarios"]
 
-START = 1796104800.0 + 3600  # 2026-12-01T06:00:00Z, the shipped cron(0 6 * * ? *)
+START = utc("2026-12-01T06:00")  # the shipped cron(0 6 * * ? *)
 DAY = 86400.0
 OPEN = "User-agent: *\nDisallow: /privat/\n"
 APP = [f"/app/sak/{i}" for i in range(7)]
