@@ -60,6 +60,7 @@ class Sites:
         base = f"http://{hostname}:{first.port}" if hostname else first.base_url
         table = routes(base) if callable(routes) else routes
         for server in servers:
+            server.base_url = base  # what {{base}} in a body becomes: the name the bot knows the site by
             for path, route in table.items():
                 server.set_route(path, route)
             server.start()
