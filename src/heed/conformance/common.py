@@ -160,8 +160,9 @@ def identity(r: Runs) -> Proof:
     proof, ua = Proof(), r.profile.user_agent
     every = r["common"].every() + r["pacing"].every()
     seen = {x.header("User-Agent") for x in every}
-    proof.that(seen == {ua}, f"{len(every)} requests on {len(r['common'].logs) + len(r['pacing'].logs)} sites "
-                             f"all carried {ua!r}" if seen == {ua} else f"one User-Agent: saw {sorted(map(str, seen))}")
+    sites = len(r["common"].logs) + len(r["pacing"].logs)
+    proof.that(seen == {ua}, f"{len(every)} requests on {sites} sites, every one with exactly the profile's "
+                             "User-Agent" + ("" if seen == {ua} else f" (saw {sorted(map(str, seen))})"))
     token = re.escape(r.profile.robots_token)
     proof.that(bool(re.fullmatch(rf"{token}/\d+(\.\d+)* \(\+https?://\S+?(; [^)]*)?\)", ua)),
                "it reads token/version (+info URL)")

@@ -36,7 +36,7 @@ def scale_words(scale: float) -> str:
     if scale == 1:
         return "real numbers"
     if scale == 0:
-        return "waits set to 0 (shape only)"
+        return "no waits: shape only"
     return f"1/{round(1 / scale):g} scale"
 
 
@@ -94,9 +94,14 @@ class Bound:
                 and len(got) > 3 else repr(got)
             proof.that(_OPS["set"](got, None), f"profile: {name} = {shown} is set")
             return
+        ok = _OPS[self.op](got, self.value)
+        if self.op == "==" and isinstance(self.value, str) and len(self.value) > 20:
+            # A long string (the User-Agent) is said once: as it is, and as promised if it differs.
+            proof.that(ok, f"profile: {name} = {got!r}" + ("" if ok else f", promised {self.value!r}"))
+            return
         want = "/".join(map(str, self.value)) if self.op == "in" else f"{self.value:g}" if isinstance(
             self.value, float) else repr(self.value)
-        proof.that(_OPS[self.op](got, self.value), f"profile: {name} = {got!r} {self.op} {want}")
+        proof.that(ok, f"profile: {name} = {got!r} {self.op} {want}")
 
 
 # A week of firings to judge a schedule by: Monday 30 November 2026 00:00 UTC, four weeks.

@@ -62,8 +62,11 @@ class _Runs:
     progress: Callable[[str], None] | None = None
     seen: dict[str, Seen] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    read: list[str] = field(default_factory=list)  # the scenarios the current rule has read
 
     def __getitem__(self, name: str) -> Seen:
+        if name not in self.read:
+            self.read.append(name)
         if name in self.failed:
             raise ScenarioFailed(self.failed[name])
         if name not in self.seen:
@@ -97,6 +100,7 @@ class Verdict:
     result: str  # pass | fail | error
     evidence: str
     seconds: float
+    scenarios: tuple[str, ...] = ()  # what the check read
 
 
 @dataclass(frozen=True)
@@ -126,15 +130,21 @@ def judge(bot: str, ref: str, profile: Profile, rules: Sequence[Rule], scenarios
             for number in rule.numbers:
                 number.judge(profile, proof)
             result = "pass"
+            runs.read = []
             try:
                 if rule.check is not None:
                     proof.extend(rule.check(runs))
             except ScenarioFailed as exc:
                 proof.note(str(exc))
                 result = "error"
+            except Exception as exc:  # noqa: BLE001 - a check that cannot read its run is that rule's error
+                where = traceback.extract_tb(exc.__traceback__)[-1]
+                proof.note(f"the check could not read the run: {type(exc).__name__}: {exc} "
+                           f"({Path(where.filename).name}:{where.lineno})")
+                result = "error"
             if result == "pass" and not proof.ok:
                 result = "fail"
-            verdicts.append(Verdict(rule, result, proof.text(), time.monotonic() - r0))
+            verdicts.append(Verdict(rule, result, proof.text(), time.monotonic() - r0, tuple(runs.read)))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return Report(bot, ref, verdicts, time.monotonic() - t0, list(runs.seen.values()))
