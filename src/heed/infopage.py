@@ -1,12 +1,18 @@
-"""A bot's public info page (in its language and in English) and its ips.json, generated from
-its profile, so the page cannot promise what the profile does not do (never typed twice)."""
+"""A bot's public info page (in its language and in English), its ips.json and, when it signs its
+requests, its Web Bot Auth key directory, generated from its profile, so the page cannot promise
+what the profile does not do (never typed twice)."""
 from __future__ import annotations
 
+import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
+from heed_core.identity.directory import DirectoryDocument, directory_url, signed_directory
+from heed_core.identity.keys import IdentityError, read_key_file
+from heed_core.identity.settings import WebBotAuthSettings
 from heed_core.profile import Profile, ProfileError
 
 from heed.pages.content import build_page, page_languages, page_path
@@ -14,7 +20,13 @@ from heed.pages.model import Facts, Items, Para, Sub, plain
 from heed.pages.ranges import ranges_json
 from heed.pages.render import render
 
-__all__ = ["facts", "ips_json", "page_languages", "render_info_page", "write_info_page"]
+__all__ = ["METADATA_SUFFIX", "SIGNED_HEADERS", "facts", "ips_json", "key_directory_document", "page_languages",
+           "render_info_page", "write_info_page"]
+
+# The key directory's signature travels in response headers, which a static host (an S3 object)
+# keeps as metadata: the sidecar next to the directory holds them for `aws s3 cp --metadata`.
+METADATA_SUFFIX = ".s3-metadata.json"
+SIGNED_HEADERS = ("Signature", "Signature-Input", "Content-Digest")
 
 
 def render_info_page(p: Profile, lang: str | None = None) -> str:
@@ -60,6 +72,30 @@ def ips_json(p: Profile, created: datetime | None = None) -> str:
     return ranges_json(p, created or _created())
 
 
+def _signing_key(settings: WebBotAuthSettings) -> Any:
+    try:
+        if settings.key_file:
+            return read_key_file(settings.key_file)
+        from heed_aws.secrets import SecretUnavailable, load_private_key
+
+        try:
+            return load_private_key(str(settings.key_secret))
+        except SecretUnavailable as exc:
+            raise ProfileError(f"identity.web_bot_auth.key_secret: {exc} (try again later)") from exc
+    except IdentityError as exc:
+        raise ProfileError(f"identity.web_bot_auth: {exc}") from exc
+
+
+def key_directory_document(p: Profile, created: datetime | None = None) -> DirectoryDocument | None:
+    """The signed key directory to publish at the Signature-Agent URL, or None when the bot does
+    not sign its requests. Its signature expires (30 days): publish it again before then."""
+    settings = WebBotAuthSettings.from_profile(p)
+    if not (settings.enabled and settings.signature_agent):
+        return None
+    return signed_directory([_signing_key(settings)], url=directory_url(settings.signature_agent),
+                            now=(created or _created()).timestamp())
+
+
 def _file_for(out: Path, host: str, url_path: str) -> Path:
     rel = url_path.strip("/")
     if not url_path.endswith((".html", ".json")):
@@ -69,8 +105,10 @@ def _file_for(out: Path, host: str, url_path: str) -> Path:
 
 def write_info_page(p: Profile, out: Path, *, langs: tuple[str, ...] | None = None,
                     created: datetime | None = None) -> list[Path]:
-    """Write the pages (and ips.json) under `out` as the info host publishes them:
-    `out/<host>/<info path>/index.html` (bot's language), `.../index.en.html`, `out/<host>/<ips path>`."""
+    """Write the pages (and ips.json, and the key directory) under `out` as the info host
+    publishes them: `out/<host>/<info path>/index.html` (bot's language), `.../index.en.html`,
+    `out/<host>/<ips path>`, and `out/<directory host>/<directory path>` with its signature
+    headers beside it in `<directory path>.s3-metadata.json`."""
     chosen = langs or page_languages(p)
     for lang in chosen:
         if lang not in page_languages(p):
@@ -88,4 +126,17 @@ def write_info_page(p: Profile, out: Path, *, langs: tuple[str, ...] | None = No
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(ips_json(p, created), encoding="utf-8")
         paths.append(path)
+    doc = key_directory_document(p, created)
+    if doc is not None:
+        where = urlsplit(doc.url)
+        if where.path.endswith("/") or where.query:
+            raise ProfileError(f"identity.web_bot_auth.signature_agent: {doc.url} names no file to publish "
+                               "(use the bare origin: the directory goes to its well-known path)")
+        path = out / where.netloc / where.path.lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(doc.body)
+        meta = path.with_name(path.name + METADATA_SUFFIX)
+        headers = {k.lower(): v for k, v in doc.headers.items() if k in SIGNED_HEADERS}
+        meta.write_text(json.dumps(headers, indent=2) + "\n", encoding="utf-8")
+        paths += [path, meta]
     return paths
