@@ -48,7 +48,8 @@ def test_aube_09_a_profile_with_half_a_second_between_requests_fails_naming_the_
 
 
 @pytest.mark.slow
-def test_spring_10_a_changed_robots_policy_shows_at_the_sites(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_spring_10_a_changed_robots_policy_shows_at_the_sites(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
     # GIVEN SpringStudioBot told to crawl where robots.txt refuses access (SPRING-10: nothing is fetched)
     profile = tmp_path / "spring.yaml"
     profile.write_text("extends: springstudiobot\nrobots:\n  on_401_403: allow\n", encoding="utf-8")
@@ -62,7 +63,8 @@ def test_spring_10_a_changed_robots_policy_shows_at_the_sites(tmp_path: Path, ca
 
 
 @pytest.mark.slow
-def test_json_is_one_document_with_each_rule_its_keys_evidence_and_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_is_one_document_with_each_rule_its_keys_evidence_and_scenarios(
+        capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "--bot", "aubebot", "--rule", "AUBE-10", "--rule", "COMMON-09", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["passed"] is True and doc["bot"] == "aubebot"

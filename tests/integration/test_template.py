@@ -577,7 +577,8 @@ def test_publishing_is_a_parameter_and_nothing_of_it_exists_without_it(template:
         assert _publish_condition(template, logical_id) in ("PublishInfo", "PublishViaCloudFront",
                                                             "PublishViaFunctionUrl"), logical_id
     assert {_publish_condition(template, k) for k in ("InfoPageBucket", "InfoPageBucketPolicy")} == {"PublishInfo"}
-    assert {_publish_condition(template, k) for k in ("InfoPageFunction", "InfoPageLogGroup")} == {"PublishViaFunctionUrl"}
+    assert {_publish_condition(template, k) for k in ("InfoPageFunction", "InfoPageLogGroup")} == {
+        "PublishViaFunctionUrl"}
 
 
 def test_the_info_page_bucket_is_private_with_no_acl_and_tls_only(template: dict[str, Any]) -> None:
@@ -665,9 +666,10 @@ def test_the_publishing_outputs_name_the_bucket_the_url_and_the_distribution(tem
     assert outputs["InfoPageBucketName"] == {"Condition": "PublishInfo", "Description": outputs[
         "InfoPageBucketName"]["Description"], "Value": {"Ref": "InfoPageBucket"}}
     assert outputs["InfoPageUrl"]["Condition"] == "PublishInfo"
-    assert outputs["InfoPageUrl"]["Value"] == {"Fn::If": ["HasInfoPageDomain", {"Fn::Sub": "https://${InfoPageDomain}/"}, {
-        "Fn::If": ["PublishViaCloudFront", {"Fn::Sub": "https://${InfoPageDistribution.DomainName}/"},
-                   {"Fn::GetAtt": ["InfoPageFunctionUrl", "FunctionUrl"]}]}]}
+    assert outputs["InfoPageUrl"]["Value"] == {"Fn::If": [
+        "HasInfoPageDomain", {"Fn::Sub": "https://${InfoPageDomain}/"},
+        {"Fn::If": ["PublishViaCloudFront", {"Fn::Sub": "https://${InfoPageDistribution.DomainName}/"},
+                    {"Fn::GetAtt": ["InfoPageFunctionUrl", "FunctionUrl"]}]}]}
     assert outputs["InfoPageDistributionDomain"]["Value"] == {"Fn::GetAtt": ["InfoPageDistribution", "DomainName"]}
     assert outputs["InfoPageDistributionId"] == {"Condition": "PublishViaCloudFront", "Description": outputs[
         "InfoPageDistributionId"]["Description"], "Value": {"Ref": "InfoPageDistribution"}}

@@ -6,6 +6,7 @@ both article caps at once, on the profile's own caps) and ``aube-real`` (the pro
 1.5 s, unscaled: a feed that takes 0.6 s to answer, and a host asking Crawl-delay 2.5 s)."""
 from __future__ import annotations
 
+import time
 from collections import Counter
 from typing import Any
 
@@ -17,7 +18,7 @@ from heed.conformance.model import Bound, Cadence, Proof, Rule, Runs, Scenario, 
 from heed.conformance.runner import Bench
 from heed.conformance.sites import TRAPS, html_page, robots, rss
 from heed.conformance.stack import Output, sim_time
-from heed.demo.web import Route
+from heed.demo.web import Hit, Route
 
 __all__ = ["rules", "scenarios"]
 
@@ -45,7 +46,8 @@ def _play_round(b: Bench) -> Output:
     big = [{"title": f"Notizia {i}", "link": "{{base}}/n/%d" % i, "summary": LONG + "<img src='{{base}}/img/d.jpg'>",
             "extra": IMAGES} for i in range(45)]
     feeds = {
-        "big": _feed(big, extra="<image><url>{{base}}/img/logo.png</url><title>T</title><link>{{base}}/</link></image>"),
+        "big": _feed(big, extra="<image><url>{{base}}/img/logo.png</url><title>T</title>"
+                                "<link>{{base}}/</link></image>"),
         "short": _feed([{"title": "Breve", "link": "{{base}}/art/599", "summary": "s" * 599, "extra": IMAGES},
                         {"title": "Giusto", "link": "{{base}}/art/600", "summary": "s" * 600},
                         {"title": "Lungo", "link": "{{base}}/art/long", "summary": LONG}]),
@@ -109,19 +111,21 @@ def _play_caps(b: Bench) -> Output:
 
 
 def _play_real(b: Bench) -> Output:
-    import time
-
     pol = b.profile.politeness
     b.extra["scale"] = scale = min(1.0, 3.0 / max(pol.min_delay_s, 1e-9))
     items = [{"title": f"N{i}", "link": "{{base}}/n/%d" % i, "summary": LONG} for i in range(45)]
     items[0] = {"title": "Breve 1", "link": "{{base}}/art/1", "summary": "Breve."}
-    feed = _feed(items)
-    slow = Route(body=lambda hit: (time.sleep(0.6), feed.body)[1], content_type=feed.content_type)
+    text = rss(items)
+
+    def slow_feed(hit: Hit) -> str:  # AUBE-09: a request that takes time, so its end counts
+        time.sleep(0.6)
+        return text
+    slow = Route(body=slow_feed, content_type="application/rss+xml; charset=utf-8")
     x = b.sites.add("x", {"/robots.txt": robots(OPEN), "/feed.xml": slow, "/art/1": _article("Articolo")})
     y = b.sites.add("y", {"/robots.txt": robots("User-agent: AubeBot\nCrawl-delay: 2.5\n"),
                           "/feed.xml": _feed([{"title": "Y", "link": "{{base}}/y/1", "summary": LONG}])})
-    stack = b.stack(b.derived(scale=scale), [Source("x", x + "/feed.xml", "feed"), Source("y", y + "/feed.xml", "feed")],
-                    T10 - 60, patience_s=4.0)
+    sources = [Source("x", x + "/feed.xml", "feed"), Source("y", y + "/feed.xml", "feed")]
+    stack = b.stack(b.derived(scale=scale), sources, T10 - 60, patience_s=4.0)
     stack.round(T10)
     return stack.finish()
 
@@ -137,7 +141,8 @@ def scenarios() -> list[Scenario]:
 
 def _a01(r: Runs) -> Proof:
     proof, seen = Proof(), r["aube-round"]
-    proof.that(seen.paths("big") == ["/robots.txt", "/feed.xml"], "a 45-item feed: the site saw robots.txt and the feed only")
+    proof.that(seen.paths("big") == ["/robots.txt", "/feed.xml"],
+               "a 45-item feed: the site saw robots.txt and the feed only")
     kept = seen.out.of("item.found", "big")
     proof.that(len(kept) == 40, f"{len(kept)} items kept")
     proof.that(len(seen.out.skipped("cap_reached", "big")) == 1, "the rest recorded as cap_reached")
@@ -176,7 +181,8 @@ def _a04(r: Runs) -> Proof:
     proof.extend(common.groups(r))
     pacing, cap = r["pacing"], 10 * r["pacing"].scale
     g = pacing.gaps("capped")
-    proof.that(bool(g) and cap <= min(g) < cap + 2, f"Crawl-delay 30 s waited the cap (10 s at 1/5: {secs(min(g, default=0))})")
+    proof.that(bool(g) and cap <= min(g) < cap + 2,
+               f"Crawl-delay 30 s waited the cap (10 s at 1/5: {secs(min(g, default=0))})")
     real = r["aube-real"]
     g = real.gaps("y")
     proof.that(bool(g) and g[0] >= 2.5 * real.extra["scale"], f"Crawl-delay 2.5 s, longer than the gap, prevailed "
@@ -282,8 +288,8 @@ def rules() -> list[Rule]:
              (Bound("conditional_requests", "==", True),), _a02),
         Rule("AUBE-03", "An article page only for a summary under 600 characters and a URL never read; "
                         "never twice.", (Bound(a + "mode", "==", "short_summary"),
-                                         Bound(a + "summary_shorter_than", "<=", 600), Bound(a + "once_ever", "==", True)),
-             _a03),
+                                         Bound(a + "summary_shorter_than", "<=", 600),
+                                         Bound(a + "once_ever", "==", True)), _a03),
         Rule("AUBE-04", "robots.txt before every request, feeds too (RFC 9309); Crawl-delay honoured up to 10 s.",
              (Bound("politeness.crawl_delay_cap_s", "==", 10.0),), _a04, binds=("robots.cache_ttl_s",)),
         Rule("AUBE-05", "No exploring: only URLs the feed published, no internal link followed.", (), _a05),

@@ -9,12 +9,13 @@ import argparse
 import difflib
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import yaml
 
-from heed.conformance.model import Rule
-from heed.conformance.runner import Report
+if TYPE_CHECKING:  # `heed --help` should not load the stack
+    from heed.conformance.model import Rule
+    from heed.conformance.runner import Report
 
 __all__ = ["base_bot", "register", "run", "select"]
 

@@ -109,7 +109,7 @@ def _play_common(b: Bench) -> Output:
     stack.store.block_domain(block_ip, "the site owner asked us to stop (by mail)")
     stack.round(START, [reach.kind])
     moved_ip = moved.split("//", 1)[1].rsplit(":", 1)[0]
-    before = stack._stored_text().count(moved_ip)
+    before = stack.stored_text().count(moved_ip)
     import boto3
 
     s3 = boto3.session.Session(region_name="eu-west-1").client("s3")
@@ -188,7 +188,8 @@ def robots_first(r: Runs) -> Proof:
 def groups(r: Runs) -> Proof:
     proof, seen, p = Proof(), r["common"], _prefix(r.bot)
     asked = set(seen.paths("open"))
-    proof.that(f"{p}/public/1" in asked, f"`*` closes all, the {r.profile.robots_token.lower()} group opened {p}/public/1")
+    proof.that(f"{p}/public/1" in asked,
+               f"`*` closes all, the {r.profile.robots_token.lower()} group opened {p}/public/1")
     proof.that(f"{p}/news/public/y" in asked and f"{p}/news/x" not in asked,
                "longest match: Allow P/news/public/ beat Disallow P/news/".replace("P", p))
     proof.that(f"{p}/tie/z" in asked, "an Allow and a Disallow of one length: Allow won")
@@ -289,21 +290,24 @@ def rules(bot: str) -> list[Rule]:
     pace = PACE[bot]
     cap = Bound("politeness.crawl_delay_cap_s", "==", float(pace.cap_s)) if pace.cap_s is not None else Bound(
         "politeness.crawl_delay_cap_s", ">=", NO_CAP_S)
+    upto = f"up to {pace.cap_s:g} s" if pace.cap_s is not None else "no cap"
     return [
         Rule("COMMON-01", "Every request carries the bot's own exact User-Agent: token/version (+info URL), "
                           "never a browser's.",
-             (Bound("user_agent", "==", shipped.user_agent), Bound("robots_token", "==", shipped.robots_token)), identity),
+             (Bound("user_agent", "==", shipped.user_agent), Bound("robots_token", "==", shipped.robots_token)),
+             identity),
         Rule("COMMON-02", "robots.txt comes first on a host, and nothing it disallows for the bot is fetched.",
              (), robots_first, binds=("robots_token",)),
         Rule("COMMON-03", "RFC 9309 groups: the bot's own group (any case) beats `*`; the longest path wins, "
                           "Allow on a tie; `*` and `$` work.", (), groups, binds=("robots_token",)),
         Rule("COMMON-04", "GET only: no forms, no login, no cookies sent or kept, no JavaScript run.", (), get_only),
         Rule("COMMON-05", f"One request at a time per host, at least {pace.min_gap_s:g} s apart, longer if "
-                          f"Crawl-delay asks ({'up to ' + format(pace.cap_s, 'g') + ' s' if pace.cap_s else 'no cap'}).",
+                          f"Crawl-delay asks ({upto}).",
              (Bound("politeness.min_delay_s", ">=", pace.min_gap_s), cap), pacing),
         Rule("COMMON-06", "A redirect is a new request: its target is robots-checked and paced like any URL.",
              (Bound("redirects.max_hops", ">=", 1),), redirect_is_a_request),
-        Rule("COMMON-07", "Only public pages: nothing behind a login or paywall, no personal data kept.", (), public_only),
+        Rule("COMMON-07", "Only public pages: nothing behind a login or paywall, no personal data kept.", (),
+             public_only),
         Rule("COMMON-08", "A stop request is honoured without a robots.txt change; all stored from a domain "
                           "can be deleted.", (), stop_and_delete, binds=("operator.blocked_domains",)),
         Rule("COMMON-09", "Requests leave from fixed, published egress addresses.", (), egress,

@@ -11,14 +11,16 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from heed_core.profile import Profile
 from heed_core.schedule import firings
 
 from heed.conformance.sites import gaps, overlaps
-from heed.conformance.stack import Output
 from heed.demo.web import RequestRecord
+
+if TYPE_CHECKING:  # the stack (moto, the handlers) loads only when a scenario runs
+    from heed.conformance.stack import Output
 
 __all__ = ["Bound", "Cadence", "Proof", "Rule", "Runs", "Scenario", "Seen", "scale_words", "secs", "utc"]
 

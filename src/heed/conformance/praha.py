@@ -26,7 +26,8 @@ DAY, WEEK = 86400.0, 7 * 86400.0
 LONG = ("Rada městské části schválila stavbu nové lávky pro pěší a cyklisty mezi Holešovicemi a Karlínem. "
         * 8).strip()
 ARTICLES = {"/clanky/lavka": ("Nová lávka přes Vltavu", None), "/clanky/most": ("Uzavírka Karlova mostu", "header"),
-            "/clanky/rozpocet": ("Rozpočet na rok 2027", "meta"), "/vyhrazeno/zprava": ("Výroční zpráva", "tdmrep.json"),
+            "/clanky/rozpocet": ("Rozpočet na rok 2027", "meta"),
+            "/vyhrazeno/zprava": ("Výroční zpráva", "tdmrep.json"),
             "/interni/pokyn": ("Interní pokyn", None)}
 PRESS = ("/tiskove/1", "/tiskove/2")
 REFUSING = {"odmitnuti": "http_403", "pretizeno": "http_429", "vyzva": "challenge"}
@@ -59,8 +60,8 @@ def _play_feeds(b: Bench) -> Output:
         "/robots.txt": robots("User-agent: *\nDisallow: /admin/\n\nUser-agent: Praha-X\nDisallow: /interni/\n"),
         "/aktuality/rss.xml": Route(body=rss(items), content_type="application/rss+xml",
                                     headers=(("Set-Cookie", "sledovani=1; Path=/"),)),
-        "/tiskove/atom.xml": Route(body=atom([{"title": f"Tisková zpráva {p[-1]}", "link": "{{base}}" + p} for p in PRESS]),
-                                   content_type="application/atom+xml", conditional=True),
+        "/tiskove/atom.xml": Route(body=atom([{"title": f"Tisková zpráva {p[-1]}", "link": "{{base}}" + p}
+                                              for p in PRESS]), content_type="application/atom+xml", conditional=True),
         "/.well-known/tdmrep.json": Route(body=json.dumps([{"location": "/vyhrazeno/*", "tdm-reservation": 1}]),
                                           content_type="application/json"),
         **{p: _article(t, tdm) for p, (t, tdm) in ARTICLES.items()},
@@ -75,14 +76,17 @@ def _play_feeds(b: Bench) -> Output:
                 "vyzva": Route(body="<!DOCTYPE html><html><head><title>Just a moment...</title></head><body><noscript>"
                                     "Enable JavaScript and cookies to continue</noscript></body></html>")}
     for name, route in refusals.items():
-        more = {"hostname": "zavreno.praha.test", "addresses": 2} if name == "odmitnuti" else {}
-        base = s.add(name, _feed_site(route), **more)
+        if name == "odmitnuti":  # PRAHA-07: a site on two addresses
+            base = s.add(name, _feed_site(route), hostname="zavreno.praha.test", addresses=2)
+        else:
+            base = s.add(name, _feed_site(route))
         # The refused feed first: the second source on the site shows the stop holds for it too.
         sources += [Source(name, base + "/rss.xml", "feed"), Source(name + "-ok", base + "/ok.xml", "feed")]
     for name, route in (("robots429", Route(body="slow down", status=429)), ("robotsvyzva", challenge())):
         base = s.add(name, _feed_site(Route(body=""), route))
         sources.append(Source(name, base + "/rss.xml", "feed"))
-    blok = s.add("blok", _feed_site(Route(body="", content_type="application/rss+xml")), hostname="zpravy.blokovano.test")
+    blok = s.add("blok", _feed_site(Route(body="", content_type="application/rss+xml")),
+                 hostname="zpravy.blokovano.test")
     sources.append(Source("blok", blok + "/rss.xml", "feed"))
     stack = b.stack(b.derived(), sources, MON6 - 60)
     stack.store.block_domain("blokovano.test", "kontaktní formulář: prosím nechoďte")  # PRAHA-09, by hand
@@ -104,7 +108,8 @@ def _closed_port(ip: str) -> int:
 def _play_check(b: Bench) -> Output:
     home = html_page("Kulturní Praha – úvod", "<h1>Vítejte</h1><a href='/program'>Program</a><img src='/logo.png'>",
                      head='<meta property="og:site_name" content="Kulturní Praha"><link rel="icon" '
-                          'href="/static/ikona.png"><link rel="stylesheet" href="/styl.css"><script src="/app.js"></script>')
+                          'href="/static/ikona.png"><link rel="stylesheet" href="/styl.css">'
+                          '<script src="/app.js"></script>')
     s = b.sites
     r = s.add("presmerovani", {"/robots.txt": robots("User-agent: *\nAllow: /\n"), "/": redirect("/cs/"),
                                "/cs/": Route(body=home, headers=(("Set-Cookie", "s=1"),)),
@@ -143,7 +148,8 @@ def _p01(r: Runs) -> Proof:
     found = {i["url"].split("/", 3)[-1]: i for i in seen.out.of("item.found")}
     cap = r.profile.feed.summary_max_chars
     rss_ok = all(found.get(p.lstrip("/"), {}).get("title") == t for p, (t, _) in ARTICLES.items())
-    proof.that(rss_ok and all(p.lstrip("/") in found for p in PRESS), f"{len(found)} items from an RSS and an Atom feed")
+    proof.that(rss_ok and all(p.lstrip("/") in found for p in PRESS),
+               f"{len(found)} items from an RSS and an Atom feed")
     proof.that(all(i.get("title") and i.get("published") and i.get("url") and i.get("summary") for i in found.values()),
                "each with headline, date, link and context")
     proof.that(all(len(i["summary"]) <= cap for i in found.values() if i.get("summary")),
@@ -191,8 +197,8 @@ def _p04(r: Runs) -> Proof:
     proof.that(len(quiet) == 6, f"the {len(quiet)} days between recorded as seen_recently")
     checks = seen.out.of("site.checked", "top-presmerovani")
     c = checks[0] if checks else {}
-    proof.that(c.get("reachable") is True and c.get("name") == "Kulturní Praha" and c.get("final_url") == base + "/cs/",
-               "recorded: reachable, where it redirects, the site's name")
+    proof.that(c.get("reachable") is True and c.get("name") == "Kulturní Praha"
+               and c.get("final_url") == base + "/cs/", "recorded: reachable, where it redirects, the site's name")
     proof.that(set(seen.paths("presmerovani")) == {"/robots.txt", "/", "/cs/", "/static/ikona.png"}
                and set(seen.paths("prosty")) == {"/robots.txt", "/", "/favicon.ico"},
                "nothing more read: no link, script, style or image")
@@ -230,7 +236,8 @@ def _p07(r: Runs) -> Proof:
     proof, seen = Proof(), r["praha-feeds"]
     for site, reason in REFUSING.items():
         closed = seen.out.of("source.closed", site)
-        later = [x for x in seen.out.skipped("source_closed", site) if str(x.get("round", "")).startswith("2026-12-01T10")]
+        later = [x for x in seen.out.skipped("source_closed", site)
+                 if str(x.get("round", "")).startswith("2026-12-01T10")]
         proof.that(seen.paths(site) == ["/robots.txt", "/rss.xml"] and len(closed) == 1
                    and closed[0].get("reason") == reason and len(later) == 1,
                    f"{reason}: one request, the source closed, left out of the next round")
@@ -272,8 +279,8 @@ def rules() -> list[Rule]:
         Rule("PRAHA-01", "Reads public RSS and Atom feeds; keeps headline, date, link and a short context.",
              (Bound(f + "keep_summary", "==", True), Bound(f + "summary_max_chars", "<=", 500)), _p01),
         Rule("PRAHA-02", "The article of an item it writes about is opened once; its text kept, never published.",
-             (Bound(a + "mode", "==", "selected"), Bound(a + "once_ever", "==", True), Bound(a + "keep_text", "==", True)),
-             _p02),
+             (Bound(a + "mode", "==", "selected"), Bound(a + "once_ever", "==", True),
+              Bound(a + "keep_text", "==", True)), _p02),
         Rule("PRAHA-03", "A TDM reservation (header, meta tag or tdmrep.json): the article text is not kept.",
              (Bound(a + "respect_tdmrep", "==", True),), _p03),
         Rule("PRAHA-04", "Weekly site check: home page and icon once a week; reachable, redirect and name only.",

@@ -39,8 +39,9 @@ def as_table(report: Report, width: int | None = None) -> str:
         if where:
             seen += f" [seen in: {where}]"
         lines += [pad + s for s in textwrap.wrap(seen, body, initial_indent="  ", subsequent_indent="  ")]
-    lines += ["", "scenarios: " + "; ".join(f"{s.name} {s.seconds:.1f} s ({scale_words(s.scale)}, "
-                                           f"{sum(len(v) for v in s.logs.values())} requests)" for s in report.scenarios)]
+    ran = [f"{s.name} {s.seconds:.1f} s ({scale_words(s.scale)}, {sum(len(v) for v in s.logs.values())} requests)"
+           for s in report.scenarios]
+    lines += ["", "scenarios: " + "; ".join(ran)]
     lines.append("exit 0: every rule holds" if report.passed else
                  "exit 1: " + ", ".join(v.rule.id for v in report.verdicts if v.result != "pass") + " did not hold")
     return "\n".join(lines)

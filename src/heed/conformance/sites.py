@@ -91,7 +91,7 @@ class Sites:
                 for name, servers in self.servers.items()}
 
     def by_address(self, name: str) -> dict[str, int]:
-        return {s.ip: len(s.log()) for s in self.servers[name]}
+        return {str(s.ip): len(s.log()) for s in self.servers[name]}
 
     def stop(self) -> None:
         for servers in self.servers.values():

@@ -46,7 +46,8 @@ def _day(t: float) -> int:
 def _play_daily(b: Bench) -> Output:
     s, shell = b.sites, Route(body=html_page("Innsyn", "<div id='app'></div><script src='/js/app.js'></script>"))
     titled = Route(body=html_page("En side", "<main><p>Innhold.</p></main>"))
-    ny = s.add("nyheter", {"/robots.txt": robots(OPEN), "/nyheter/": _listing([(f"Sak {i}", f"/sak/{i}") for i in range(3)])})
+    ny = s.add("nyheter", {"/robots.txt": robots(OPEN),
+                           "/nyheter/": _listing([(f"Sak {i}", f"/sak/{i}") for i in range(3)])})
     js = s.add("jsapp", {"/robots.txt": robots(OPEN), "/app/": shell,
                          "/sitemap.xml": sitemap_index(["/sm/1.xml", "/sm/2.xml", "/sm/3.xml"]),
                          "/sm/1.xml": urlset(APP[:4] + ["/annet/1", "/annet/2"]), "/sm/2.xml": urlset(APP[4:]),
@@ -97,7 +98,8 @@ def scenarios() -> list[Scenario]:
 def _s01(r: Runs) -> Proof:
     proof, seen = Proof(), r["spring-daily"]
     items = seen.out.of("item.found", "nyheter")
-    proof.that(sorted(i["title"] for i in items) == ["Sak 0", "Sak 1", "Sak 2"] and all(i.get("published") for i in items),
+    proof.that(sorted(i["title"] for i in items) == ["Sak 0", "Sak 1", "Sak 2"]
+               and all(i.get("published") for i in items),
                f"{len(items)} items from a listing with bylines, user names and post text")
     extra = sorted({k for i in items for k in i} - ITEM_KEYS)
     proof.that(not extra, "each is title, link and time only" + (f" (also {extra})" if extra else ""))
@@ -136,7 +138,8 @@ def _s04(r: Runs) -> Proof:
     titles = [(sim_time(x), x["url"].split("/", 3)[-1]) for x in seen.requests_to("jsapp") if "/app/sak/" in x["url"]]
     per_page = Counter(p for _, p in titles)
     proof.that(per_page == {p.lstrip("/"): 1 for p in APP}, f"over three days each of {len(APP)} titles fetched once")
-    proof.that(Counter(_day(t) for t, _ in titles) == {1: 5, 2: 2}, "five new on day 1, the two left on day 2, none after")
+    proof.that(Counter(_day(t) for t, _ in titles) == {1: 5, 2: 2},
+               "five new on day 1, the two left on day 2, none after")
     return proof
 
 
@@ -186,8 +189,8 @@ def rules() -> list[Rule]:
         Rule("SPRING-01", "Only the title, link and time of each item; never author, user name or body, none stored.",
              (), _s01),
         Rule("SPRING-02", "Normally once a day per page, and one page per source each time.",
-             (Cadence("page", workday=(1, 1), weekend=(1, 1)), Bound("tasks.page.max_pages_per_source_per_round", "<=", 1)),
-             _s02),
+             (Cadence("page", workday=(1, 1), weekend=(1, 1)),
+              Bound("tasks.page.max_pages_per_source_per_round", "<=", 1)), _s02),
         Rule("SPRING-03", "A JavaScript page without items: its sitemap.xml, at most two child sitemaps, at most "
                           "five new titles under its path.", (Bound(fb + "enabled", "==", True),
                                                               Bound(fb + "max_child_sitemaps", "<=", 2),

@@ -127,7 +127,7 @@ class Stack:
     def finish(self) -> Output:
         """Write the run's files, read back everything it kept, and stop the embedded AWS."""
         try:
-            texts, stored = self._bucket_texts(), self._stored_text()
+            texts, stored = self.bucket_texts(), self.stored_text()
             self.run.out.close({"bot": self.profile.name, "rounds": self.run.rounds,
                                 "invocations": self.run.invocations})
         finally:
@@ -149,7 +149,8 @@ class Stack:
         session = boto3.session.Session(region_name=REGION)
         return session.client("dynamodb"), session.client("s3")
 
-    def _bucket_texts(self) -> dict[str, list[str]]:
+    def bucket_texts(self) -> dict[str, list[str]]:
+        """Every text version the bucket keeps, by key, oldest first."""
         _, s3 = self._clients()
         bucket = self.run.res.bucket
         out: dict[str, list[tuple[Any, int, str]]] = {}
@@ -159,7 +160,7 @@ class Stack:
             out.setdefault(v["Key"], []).append((v["LastModified"], -n, body.decode("utf-8", "replace")))
         return {k: [text for *_, text in sorted(vs, key=lambda x: (x[0], x[1]))] for k, vs in out.items()}
 
-    def _stored_text(self) -> str:
+    def stored_text(self) -> str:
         """Every DynamoDB item (compressed attributes opened) as one text to search."""
         db, _ = self._clients()
         parts = []

@@ -31,7 +31,8 @@ SUB_PAGES = [f"/subsidies/{n}" for n in ("sport", "cultuur", "duurzaamheid", "je
 def _page(title: str, extra: str = "", head: str = "") -> str:
     return html_page(title, f"<h1>{title}</h1><p>{title}: aanvragen kan tot 1 maart 2027. Bedrag: EUR 500.</p>"
                             "<p><a href='/afval/ophaaldagen'>Afval</a> <a href='/subsidies/elders'>Meer</a></p>"
-                            "<form method='post' action='/subsidies/aanvragen'><input name='naam'></form>" + extra, head)
+                            "<form method='post' action='/subsidies/aanvragen'><input name='naam'></form>"
+                            + extra, head)
 
 
 def _simple(robots_route: Route | None, paths: list[str]) -> Callable[[str], dict[str, Route]]:
@@ -48,8 +49,8 @@ def _play_round(b: Bench) -> Output:
     listed = ["/subsidies/regelingen/energiebespaarlening", "/subsidies/oud/sportsubsidie-2019",
               "/regelingen/archief/monumentensubsidie", *TOPIC_OFF]
     s.add("waterveen", {"/robots.txt": robots(
-        "User-agent: *\nDisallow: /\n\nUser-agent: SubsidieUpdate\nDisallow: /subsidies/\nAllow: /subsidies/regelingen/\n"
-        "Allow: /regelingen/\nDisallow: /regelingen/archief/\nCrawl-delay: 1.2\n"),
+        "User-agent: *\nDisallow: /\n\nUser-agent: SubsidieUpdate\nDisallow: /subsidies/\n"
+        "Allow: /subsidies/regelingen/\nAllow: /regelingen/\nDisallow: /regelingen/archief/\nCrawl-delay: 1.2\n"),
         "/sitemap.xml": urlset(listed), **{p: Route(body=_page(p.rsplit("/", 1)[-1])) for p in listed}},
         hostname="waterveen.test")
     s.add("subdomein", {"/sitemap.xml": sitemap_index(["/sitemap-subsidies.xml"]),
@@ -60,18 +61,21 @@ def _play_round(b: Bench) -> Output:
           hostname="traag.test")
     s.add("dicht", _simple(Route(body="Forbidden", status=403), ["/subsidies/open"]), hostname="dicht.test")
     s.add("storing", _simple(Route(body="<h1>503</h1>", status=503), ["/subsidies/x"]), hostname="storing.test")
+    meta = '<meta name="robots" content="{}">'
     s.add("signalen", {"/robots.txt": robots(OPEN),
-                       "/sitemap.xml": urlset(["/subsidies/meta-noindex", "/subsidies/header-noindex", "/subsidies/nofollow"]),
-                       "/subsidies/meta-noindex": Route(body=_page("Geheime regeling", head='<meta name="robots" content="noindex">')),
+                       "/sitemap.xml": urlset(["/subsidies/meta-noindex", "/subsidies/header-noindex",
+                                               "/subsidies/nofollow"]),
+                       "/subsidies/meta-noindex": Route(body=_page("Geheime regeling", head=meta.format("noindex"))),
                        "/subsidies/header-noindex": Route(body=_page("Verborgen regeling"),
                                                           headers=(("X-Robots-Tag", "SubsidieUpdate: noindex"),)),
-                       "/subsidies/nofollow": Route(body=_page("Volg niets", head='<meta name="robots" content="nofollow">'))},
+                       "/subsidies/nofollow": Route(body=_page("Volg niets", head=meta.format("nofollow")))},
           hostname="signalen.test")
     s.add("geblokkeerd", _simple(robots(OPEN), ["/subsidies/y"]), hostname="www.geblokkeerd.test")
     paywall = ('<div class="paywall"><p>Word abonnee.</p></div><script type="application/ld+json">{"@context": '
                '"https://schema.org", "@type": "WebPage", "isAccessibleForFree": false}</script>')
     s.add("betaald", {"/robots.txt": robots(OPEN), "/sitemap.xml": urlset(["/subsidies/premium-overzicht"]),
-                      "/subsidies/premium-overzicht": Route(body=_page("Premium overzicht", paywall))}, hostname="betaald.test")
+                      "/subsidies/premium-overzicht": Route(body=_page("Premium overzicht", paywall))},
+          hostname="betaald.test")
     sources = [Source(name, base + "/", "subsidy") for name, base in s.bases.items()]
     stack = b.stack(b.derived(), sources, FRI7 - 60, patience_s=4.0)
     stack.store.block_domain("geblokkeerd.test", "verzoek van de gemeente per mail: niet meer bezoeken")
@@ -113,7 +117,7 @@ def _play_week(b: Bench) -> Output:
             s.set_route("wissel", "/robots.txt", robots("User-agent: SubsidieUpdate\nDisallow: /\n"))
             b.extra["changed"] = t
         if t >= SAT and "report" not in b.extra:  # the municipality asks us to stop and to delete
-            b.extra["kept_before"] = stack._bucket_texts()
+            b.extra["kept_before"] = stack.bucket_texts()
             stack.store.block_domain("wijkdorp.test", "gemeente Wijkdorp: stoppen en alles verwijderen")
             s3 = boto3.session.Session(region_name="eu-west-1").client("s3")
             b.extra["report"] = purge_domain(stack.store, "wijkdorp.test", s3=s3, bucket=stack.run.res.bucket)
@@ -186,7 +190,8 @@ def _u03(r: Runs) -> Proof:
 def _u04(r: Runs) -> Proof:
     proof, week = Proof(), r["subsidie-week"]
     fri = [x for x in week.requests_to("wijkdorp") if x["url"].endswith("/wijkdorpfonds") and sim_time(x) < SAT]
-    proof.that(len(fri) == 5 and set(week.paths("wijkdorp")) == {"/robots.txt", "/sitemap.xml", "/subsidies/wijkdorpfonds"},
+    proof.that(len(fri) == 5 and set(week.paths("wijkdorp")) == {"/robots.txt", "/sitemap.xml",
+                                                                  "/subsidies/wijkdorpfonds"},
                "five Friday rounds: one GET of the page each, nothing more")
     url = week.bases["wijkdorp"] + "/subsidies/wijkdorpfonds"
     changes = [i for i in _reports(week.out) if i["url"] == url]
@@ -216,11 +221,13 @@ def _u05(r: Runs) -> Proof:
 def _u06(r: Runs) -> Proof:
     proof, week = Proof(), r["subsidie-week"]
     reads = [sim_time(x) for x in week.requests_to("telling", "robots")]
+    hours = (reads[1] - reads[0]) / 3600 if len(reads) > 1 else 0
     proof.that(len(reads) == 2 and reads[1] - reads[0] >= DAY, f"robots.txt read {len(reads)} times, "
-               f"{(reads[1] - reads[0]) / 3600 if len(reads) > 1 else 0:.0f} h apart, over {len(week.extra['rounds'])} rounds")
+               f"{hours:.0f} h apart, over {len(week.extra['rounds'])} rounds")
     changed = week.extra.get("changed", 0)
     maps = [sim_time(x) for x in week.requests_to("wissel") if x["url"].endswith("/sitemap.xml")]
-    proof.that(bool(maps) and all(t < changed + DAY for t in maps) and bool(week.out.skipped("robots_disallowed", "wissel")),
+    proof.that(bool(maps) and all(t < changed + DAY for t in maps)
+               and bool(week.out.skipped("robots_disallowed", "wissel")),
                "a robots.txt change took effect within a day")
     return proof
 
@@ -238,7 +245,8 @@ def _u07(r: Runs) -> Proof:
 def _u08(r: Runs) -> Proof:
     proof, seen = Proof(), r["subsidie-round"]
     paths = seen.paths("waterveen")
-    proof.that("/subsidies/regelingen/energiebespaarlening" in paths, "Allow /subsidies/regelingen/ beat Disallow /subsidies/")
+    proof.that("/subsidies/regelingen/energiebespaarlening" in paths,
+               "Allow /subsidies/regelingen/ beat Disallow /subsidies/")
     refused = {x["url"].removeprefix(seen.bases["waterveen"]): x.get("detail", "")
                for x in seen.out.skipped("robots_disallowed", "waterveen")}
     proof.that("Disallow: /subsidies/" in refused.get("/subsidies/oud/sportsubsidie-2019", ""),
@@ -305,7 +313,8 @@ def _u12(r: Runs) -> Proof:
 def _u13(r: Runs) -> Proof:
     proof, seen, week = Proof(), r["subsidie-round"], r["subsidie-week"]
     blocked = seen.out.skipped("blocked_by_operator", "geblokkeerd")
-    proof.that(seen.log("geblokkeerd") == [] and bool(blocked), "a stop request by mail, robots.txt unchanged: no request")
+    proof.that(seen.log("geblokkeerd") == [] and bool(blocked),
+               "a stop request by mail, robots.txt unchanged: no request")
     report = week.extra["report"]
     left = [line for line in week.out.stored.splitlines() if "wijkdorp" in line and '"BLOCKS"' not in line]
     proof.that(report.objects >= 2 and not left and "Wijkdorpfonds" not in week.out.kept_text(),
@@ -324,8 +333,8 @@ def rules() -> list[Rule]:
              _u02),
         Rule("SUBSIDIE-03", "At least 2 s between two requests to a host, however long the queue.",
              (Bound("politeness.min_delay_s", ">=", 2),), _u03),
-        Rule("SUBSIDIE-04", "Each page compared with its previous version; unchanged, a revisit costs one GET.", (), _u04,
-             binds=("conditional_requests",)),
+        Rule("SUBSIDIE-04", "Each page compared with its previous version; unchanged, a revisit costs one GET.", (),
+             _u04, binds=("conditional_requests",)),
         Rule("SUBSIDIE-05", "No login, forms, site search, downloads or paywalls; no link off the subsidy topic.",
              (Bound(sub + "topic_patterns", "set"),), _u05),
         Rule("SUBSIDIE-06", "robots.txt fetched per host and reused for 24 hours.",
@@ -333,7 +342,8 @@ def rules() -> list[Rule]:
         Rule("SUBSIDIE-07", "Crawl-delay honoured up to 30 s; anything above is treated as 30.",
              (Bound("politeness.crawl_delay_cap_s", "==", 30.0),), _u07),
         Rule("SUBSIDIE-08", "Disallow and Allow: the longest matching rule wins.", (), _u08),
-        Rule("SUBSIDIE-09", "noindex or nofollow (meta tag or X-Robots-Tag): not stored, links not followed.", (), _u09),
+        Rule("SUBSIDIE-09", "noindex or nofollow (meta tag or X-Robots-Tag): not stored, links not followed.", (),
+             _u09),
         Rule("SUBSIDIE-10", "Everything per host: a subdomain has its own robots.txt.", (), _u10),
         Rule("SUBSIDIE-11", "No robots.txt or a 4xx: no restrictions; a 5xx: the host is skipped for the round.",
              (Bound("robots.on_4xx", "==", "allow"), Bound("robots.on_401_403", "==", "allow"),

@@ -130,7 +130,8 @@ def _w01(r: Runs) -> Proof:
     storm = next((e for e in events if e["name"] == "De Storm"), {})
     proof.that(storm.get("url") == seen.bases["theater"] + "/agenda/de-storm/", "a relative event link made absolute")
     gala = next((e for e in events if e["name"] == "Nieuwjaarsgala"), {})
-    proof.that(gala.get("page") == seen.bases["theater"] + "/agenda/", "an event sold elsewhere still links its venue page")
+    proof.that(gala.get("page") == seen.bases["theater"] + "/agenda/",
+               "an event sold elsewhere still links its venue page")
     return proof
 
 
@@ -158,7 +159,8 @@ def _w04(r: Runs) -> Proof:
     proof.that("/agenda/" in seen.paths("theater") and "/tentoonstelling/licht" in seen.paths("museum"),
                "the WannadoBot group opened what `*` closes")
     proof.that("/intern/agenda-rooster" not in seen.paths("theater"), "its Disallow obeyed")
-    proof.that(set(seen.paths("storing")) == {"/robots.txt"} and bool(seen.out.skipped("robots_unavailable", "storing")),
+    proof.that(set(seen.paths("storing")) == {"/robots.txt"}
+               and bool(seen.out.skipped("robots_unavailable", "storing")),
                "robots.txt answering 503: nothing else fetched")
     return proof
 
@@ -172,7 +174,8 @@ def _w05(r: Runs) -> Proof:
     proof.that(real.out.summary.get("deferred_at_end", 0) >= 1 or "/agenda/2" not in real.paths("echt"),
                "that page left waiting")
     g = seen.gaps("museum")
-    proof.that(bool(g) and min(g) >= 1.6, f"Crawl-delay 1.6 of its group (not 0.1 of `*`): min {secs(min(g, default=0))}")
+    proof.that(bool(g) and min(g) >= 1.6,
+               f"Crawl-delay 1.6 of its group (not 0.1 of `*`): min {secs(min(g, default=0))}")
     spacing = r.profile.politeness.round_spacing_s * SCALE
     log = seen.log("theater")
     pairs = [b.t_start - a.t_end for a, b in zip(log, log[1:])
@@ -186,7 +189,8 @@ def _w05(r: Runs) -> Proof:
 
 def _w06(r: Runs) -> Proof:
     proof, seen = Proof(), r["wannado-agenda"]
-    proof.that(all(seen.paths(s)[:2] == ["/robots.txt", "/sitemap.xml"] for s in ("theater", "museum", "zaal", "jsvenue")),
+    venues = ("theater", "museum", "zaal", "jsvenue")
+    proof.that(all(seen.paths(s)[:2] == ["/robots.txt", "/sitemap.xml"] for s in venues),
                "every venue: robots.txt, then sitemap.xml")
     proof.that(set(seen.paths("theater")) == {"/robots.txt", "/sitemap.xml", "/agenda/", "/programma/jazz-avond"},
                "only programme and ticket pages followed, no link walked")
@@ -209,7 +213,8 @@ def _w08(r: Runs) -> Proof:
     proof, seen = Proof(), r["wannado-agenda"]
     proof.that(not [x for x in seen.every() if x.header("Cookie") or x.header("Referer") or x.header("DNT")],
                "no cookie sent back, no tracking header")
-    touched = [p for p in seen.paths("theater") + seen.paths("jsvenue") if p.startswith(("/consent", "/pixel", "/app.js"))]
+    touched = [p for p in seen.paths("theater") + seen.paths("jsvenue")
+               if p.startswith(("/consent", "/pixel", "/app.js"))]
     proof.that(not touched, "no consent script or dialog, no pixel loaded")
     return proof
 
@@ -233,7 +238,8 @@ def _w10(r: Runs) -> Proof:
     for name, fmt in (("De Storm", "json-ld"), ("Jazzavond", "microdata")):
         e = by_name.get(name, {})
         missing = [k for k in FIELDS if not e.get(k)]
-        proof.that(e.get("format") == fmt and not missing, f"{fmt}: all seven facts" + (f" but {missing}" if missing else ""))
+        proof.that(e.get("format") == fmt and not missing,
+                   f"{fmt}: all seven facts" + (f" but {missing}" if missing else ""))
     proof.note("the language-model path needs Bedrock and is not run here")
     return proof
 
