@@ -2,6 +2,7 @@
 keys; the profile numbers judged as the promise says (pure: no site, no stack)."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -80,3 +81,27 @@ def test_rules_are_chosen_by_id_or_by_family_in_catalogue_order() -> None:
     assert [r.id for r in select(rules, ["aube-09", "COMMON-02"])] == ["COMMON-02", "AUBE-09"]
     assert [r.id for r in select(rules, ["common"])] == [f"COMMON-0{i}" for i in range(1, 10)]
     assert len(select(rules, None)) == 21
+
+
+def test_the_table_gives_each_rule_its_result_sentence_and_evidence_and_names_what_failed() -> None:
+    from heed.conformance.model import Rule
+    from heed.conformance.report import as_json, as_table
+    from heed.conformance.runner import Report, Verdict
+
+    ok = Rule("AUBE-09", "At least 1500 ms between two requests to one host.")
+    bad = Rule("AUBE-10", "At most five article pages per source per quarter hour.")
+    broken = Rule("AUBE-11", "One request at a time.")
+    report = Report("aubebot", "mine.yaml", [
+        Verdict(ok, "pass", "min gap 1.52 s over 14 gaps", 0.1),
+        Verdict(bad, "fail", "NOT at most 6 pages a source", 0.1),
+        Verdict(broken, "error", "scenario aube-real failed: OSError: no port", 0.1)], 1.0, [])
+    table = as_table(report, width=100)
+    lines = table.splitlines()
+    assert lines[0] == ("heed conformance: aubebot (profile mine.yaml, extends aubebot): 3 rules, 1 pass, 1 fail, "
+                        "1 error, in 1.0 s")
+    assert [line.split()[:2] for line in lines if line.startswith("AUBE-")] == [
+        ["AUBE-09", "pass"], ["AUBE-10", "FAIL"], ["AUBE-11", "ERROR"]]
+    assert "min gap 1.52 s over 14 gaps" in table and all(len(line) <= 100 for line in lines[1:-2])
+    assert lines[-1] == "exit 1: AUBE-10, AUBE-11 did not hold"
+    doc = json.loads(as_json(report))
+    assert doc["passed"] is False and [r["result"] for r in doc["rules"]] == ["pass", "fail", "error"]
