@@ -16,7 +16,6 @@ MODULES = {"springstudiobot": "spring", "praha-x": "praha", "wannadobot": "wanna
 
 def catalogue(bot: str) -> tuple[list[Rule], dict[str, Scenario]]:
     """The bot's rules in PROMISES.md order and its scenarios by name."""
-    own = import_module(f"heed.conformance.{MODULES[bot]}") if MODULES.get(bot) else None
-    rules = common.rules(bot) + (list(own.rules()) if own and hasattr(own, "rules") else [])
-    found = common.scenarios(bot) + (list(own.scenarios()) if own and hasattr(own, "scenarios") else [])
-    return rules, {s.name: s for s in found}
+    own = import_module(f"heed.conformance.{MODULES[bot]}")
+    found = common.scenarios(bot) + list(own.scenarios())
+    return common.rules(bot) + list(own.rules()), {s.name: s for s in found}
