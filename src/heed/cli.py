@@ -382,13 +382,14 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("bot")
     show.set_defaults(func=cmd_profile_show)
 
-    from heed import audit, dlq, identity_cli, ops, sources_cli
+    from heed import audit, conformance, dlq, identity_cli, ops, sources_cli
 
     sources_cli.register(sub)
     ops.register(sub)
     audit.register(sub)
     dlq.register(sub)
     identity_cli.register(sub)
+    conformance.register(sub)
     return parser
 
 

@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from heed_core.identity.directory import DirectoryDocument, directory_url, signed_directory
+from heed_core.identity.keys import IdentityError, read_key_file
+from heed_core.identity.settings import WebBotAuthSettings
 from heed_core.profile import Profile, ProfileError
 
 from heed.pages.content import Signing, build_page, page_languages, page_path
@@ -17,8 +20,13 @@ from heed.pages.model import Facts, Items, Para, Sub, plain
 from heed.pages.ranges import ranges_json
 from heed.pages.render import render
 
-__all__ = ["Signing", "facts", "ips_json", "page_languages", "render_info_page", "signing_key",
-           "write_info_page", "write_key_directory"]
+__all__ = ["METADATA_SUFFIX", "SIGNED_HEADERS", "Signing", "facts", "ips_json", "page_languages",
+           "render_info_page", "signing_key", "write_info_page", "write_key_directory"]
+
+# The key directory's signature travels in response headers, which a static host (an S3 object)
+# keeps as metadata: the sidecar next to the directory holds them for `aws s3 cp --metadata`.
+METADATA_SUFFIX = ".s3-metadata.json"
+SIGNED_HEADERS = ("Signature", "Signature-Input", "Content-Digest")
 
 
 def signing_key(p: Profile) -> Any:
@@ -103,6 +111,30 @@ def ips_json(p: Profile, created: datetime | None = None) -> str:
     return ranges_json(p, created or _created())
 
 
+def _signing_key(settings: WebBotAuthSettings) -> Any:
+    try:
+        if settings.key_file:
+            return read_key_file(settings.key_file)
+        from heed_aws.secrets import SecretUnavailable, load_private_key
+
+        try:
+            return load_private_key(str(settings.key_secret))
+        except SecretUnavailable as exc:
+            raise ProfileError(f"identity.web_bot_auth.key_secret: {exc} (try again later)") from exc
+    except IdentityError as exc:
+        raise ProfileError(f"identity.web_bot_auth: {exc}") from exc
+
+
+def key_directory_document(p: Profile, created: datetime | None = None) -> DirectoryDocument | None:
+    """The signed key directory to publish at the Signature-Agent URL, or None when the bot does
+    not sign its requests. Its signature expires (30 days): publish it again before then."""
+    settings = WebBotAuthSettings.from_profile(p)
+    if not (settings.enabled and settings.signature_agent):
+        return None
+    return signed_directory([_signing_key(settings)], url=directory_url(settings.signature_agent),
+                            now=(created or _created()).timestamp())
+
+
 def _file_for(out: Path, host: str, url_path: str) -> Path:
     rel = url_path.strip("/")
     if not url_path.endswith((".html", ".json")):
@@ -127,7 +159,10 @@ def write_key_directory(p: Profile, key: Any, out: Path, *, now: float | None = 
     path.write_bytes(doc.body)
     headers = path.with_name(path.name + ".headers.json")
     headers.write_text(json.dumps(doc.headers, indent=2) + "\n", encoding="utf-8")
-    return [path, headers]
+    meta = path.with_name(path.name + METADATA_SUFFIX)
+    meta.write_text(json.dumps({k.lower(): v for k, v in doc.headers.items() if k in SIGNED_HEADERS}, indent=2)
+                    + "\n", encoding="utf-8")
+    return [path, headers, meta]
 
 
 def write_info_page(p: Profile, out: Path, *, langs: tuple[str, ...] | None = None,

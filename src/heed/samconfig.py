@@ -33,6 +33,7 @@ class DeployEnv:
     bedrock_model_id: str | None = None
     oldest_message_alarm_s: int | None = None
     web_bot_auth_key: tuple[str, str] | None = None  # (service, name) of the signing key
+    publish_info_page: str = "none"
 
     @property
     def stack_name(self) -> str:
@@ -49,6 +50,8 @@ class DeployEnv:
         if self.web_bot_auth_key:
             service, name = self.web_bot_auth_key
             parts += [f"WebBotAuthKeyService={service}", f"WebBotAuthKeyName={name}"]
+        if self.publish_info_page != "none":
+            parts.append(f"PublishInfoPage={self.publish_info_page}")
         return " ".join(parts)
 
 
@@ -86,6 +89,15 @@ def oldest_message_alarm_s(profile: Profile) -> int | None:
     return wanted if wanted > OLDEST_MESSAGE_ALARM_DEFAULT_S else None
 
 
+def publish_info_page(profile: Profile) -> str:
+    """The stack's PublishInfoPage: "cloudfront" for a bot that must serve files of its own, its
+    ips.json (WANNADO-02: the egress list, machine-readable) or its Web Bot Auth key directory
+    (the Signature-Agent URL sites fetch); "none" where the operator's site hosts the page. A
+    stack can always be deployed with PublishInfoPage=function-url instead."""
+    signs = bool(profile.get("identity.web_bot_auth.enabled"))
+    return "cloudfront" if signs or (profile.egress.ips and profile.egress.ips_json_path) else "none"
+
+
 def deploy_env(profile: Profile) -> DeployEnv:
     # AUBE-11: politeness.max_in_flight caps the fetchers running at once (null: no cap).
     in_flight = profile.get("politeness.max_in_flight")
@@ -101,6 +113,7 @@ def deploy_env(profile: Profile) -> DeployEnv:
         bedrock_model_id=str(model) if model else None,
         oldest_message_alarm_s=oldest_message_alarm_s(profile),
         web_bot_auth_key=web_bot_auth_key(profile),
+        publish_info_page=publish_info_page(profile),
     )
 
 

@@ -5,6 +5,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
@@ -551,3 +552,202 @@ def test_the_commands_find_their_resources_in_the_outputs(template: dict[str, An
     assert outputs["DeadLetterQueueUrl"]["Value"] == {"Ref": "WorkDeadLetterQueue"}  # heed dlq --stack
     assert outputs["WorkQueueUrl"]["Value"] == {"Ref": "WorkQueue"}
     assert outputs["AlarmTopicArn"]["Value"] == {"Ref": "AlarmTopic"}
+
+
+# --- publishing the info page (PublishInfoPage: none | cloudfront | function-url) ----------------
+
+PUBLISH = ("InfoPageBucket", "InfoPageBucketPolicy", "InfoPageOriginAccessControl", "InfoPageEdgeFunction",
+           "InfoPageHeaders", "InfoPageDistribution", "InfoPageFunction", "InfoPageLogGroup")
+
+
+def _publish_condition(template: dict[str, Any], logical_id: str) -> str:
+    return template["Resources"][logical_id]["Condition"]
+
+
+def test_publishing_is_a_parameter_and_nothing_of_it_exists_without_it(template: dict[str, Any]) -> None:
+    param = template["Parameters"]["PublishInfoPage"]
+    assert param["AllowedValues"] == ["none", "cloudfront", "function-url"] and param["Default"] == "none"
+    conditions = template["Conditions"]
+    assert conditions["PublishViaCloudFront"] == {"Fn::Equals": [{"Ref": "PublishInfoPage"}, "cloudfront"]}
+    assert conditions["PublishViaFunctionUrl"] == {"Fn::Equals": [{"Ref": "PublishInfoPage"}, "function-url"]}
+    assert conditions["PublishInfo"] == {"Fn::Or": [{"Condition": "PublishViaCloudFront"},
+                                                    {"Condition": "PublishViaFunctionUrl"}]}
+    found = [k for k in template["Resources"] if k.startswith("InfoPage")]
+    assert sorted(found) == sorted(PUBLISH)
+    for logical_id in PUBLISH:
+        assert _publish_condition(template, logical_id) in ("PublishInfo", "PublishViaCloudFront",
+                                                            "PublishViaFunctionUrl"), logical_id
+    assert {_publish_condition(template, k) for k in ("InfoPageBucket", "InfoPageBucketPolicy")} == {"PublishInfo"}
+    assert {_publish_condition(template, k) for k in ("InfoPageFunction", "InfoPageLogGroup")} == {
+        "PublishViaFunctionUrl"}
+
+
+def test_the_info_page_bucket_is_private_with_no_acl_and_tls_only(template: dict[str, Any]) -> None:
+    bucket = template["Resources"]["InfoPageBucket"]["Properties"]
+    assert bucket["PublicAccessBlockConfiguration"] == {"BlockPublicAcls": True, "BlockPublicPolicy": True,
+                                                        "IgnorePublicAcls": True, "RestrictPublicBuckets": True}
+    # BucketOwnerEnforced switches ACLs off altogether; no canned ACL, no website endpoint
+    assert bucket["OwnershipControls"] == {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
+    assert "AccessControl" not in bucket and "WebsiteConfiguration" not in bucket
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"]
+    statements = template["Resources"]["InfoPageBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    deny = statements[0]
+    assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+
+
+def test_the_bucket_policy_lets_only_this_distribution_or_the_function_read(template: dict[str, Any]) -> None:
+    statements = template["Resources"]["InfoPageBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    allows = {}
+    for s in statements[1:]:
+        condition, then, otherwise = s["Fn::If"]
+        assert otherwise == {"Ref": "AWS::NoValue"}
+        allows[condition] = then
+    assert set(allows) == {"PublishViaCloudFront", "PublishViaFunctionUrl"}
+    for allow in allows.values():
+        assert allow["Effect"] == "Allow" and allow["Action"] == "s3:GetObject"
+        assert allow["Resource"] == {"Fn::Sub": "${InfoPageBucket.Arn}/*"}
+        assert allow["Principal"] != "*" and "*" not in json.dumps(allow["Principal"])
+    cloudfront = allows["PublishViaCloudFront"]
+    assert cloudfront["Principal"] == {"Service": "cloudfront.amazonaws.com"}
+    assert cloudfront["Condition"]["StringEquals"]["AWS:SourceArn"]["Fn::Sub"].endswith(
+        ":distribution/${InfoPageDistribution}")
+    assert allows["PublishViaFunctionUrl"]["Principal"] == {"AWS": {"Fn::GetAtt": ["InfoPageFunctionRole", "Arn"]}}
+    # nothing else in the stack may reach the bucket: no function but this one names it
+    for name in _functions(template):
+        if name != "InfoPageFunction":
+            assert "InfoPageBucket" not in json.dumps(template["Resources"][name]), name
+
+
+def test_cloudfront_reads_the_bucket_through_its_origin_access_control_over_https(template: dict[str, Any]) -> None:
+    config = template["Resources"]["InfoPageDistribution"]["Properties"]["DistributionConfig"]
+    [origin] = config["Origins"]
+    assert origin["DomainName"] == {"Fn::GetAtt": ["InfoPageBucket", "RegionalDomainName"]}
+    assert origin["OriginAccessControlId"] == {"Fn::GetAtt": ["InfoPageOriginAccessControl", "Id"]}
+    assert origin["S3OriginConfig"] == {"OriginAccessIdentity": ""}  # no legacy identity
+    oac = template["Resources"]["InfoPageOriginAccessControl"]["Properties"]["OriginAccessControlConfig"]
+    assert (oac["OriginAccessControlOriginType"], oac["SigningBehavior"]) == ("s3", "always")
+    behaviour = config["DefaultCacheBehavior"]
+    assert behaviour["ViewerProtocolPolicy"] == "redirect-to-https"
+    assert behaviour["AllowedMethods"] == ["GET", "HEAD"]
+    edge = {"Fn::GetAtt": ["InfoPageEdgeFunction", "FunctionMetadata.FunctionARN"]}
+    assert behaviour["FunctionAssociations"] == [{"EventType": "viewer-request", "FunctionARN": edge},
+                                                 {"EventType": "viewer-response", "FunctionARN": edge}]
+
+
+def test_a_name_of_its_own_only_with_its_certificate(template: dict[str, Any]) -> None:
+    config = template["Resources"]["InfoPageDistribution"]["Properties"]["DistributionConfig"]
+    assert config["Aliases"] == {"Fn::If": ["HasInfoPageDomain", [{"Ref": "InfoPageDomain"}], {"Ref": "AWS::NoValue"}]}
+    condition, cert, otherwise = config["ViewerCertificate"]["Fn::If"]
+    assert condition == "HasInfoPageDomain" and otherwise == {"Ref": "AWS::NoValue"}
+    assert cert == {"AcmCertificateArn": {"Ref": "InfoPageCertificateArn"}, "SslSupportMethod": "sni-only",
+                    "MinimumProtocolVersion": "TLSv1.2_2021"}
+    needs = template["Conditions"]["HasInfoPageDomain"]["Fn::And"]
+    assert {"Condition": "PublishViaCloudFront"} in needs and len(needs) == 3
+    pattern = re.compile(template["Parameters"]["InfoPageCertificateArn"]["AllowedPattern"])
+    assert pattern.fullmatch("") and pattern.fullmatch("arn:aws:acm:us-east-1:123456789012:certificate/ab-12")
+    assert not pattern.fullmatch("arn:aws:acm:eu-west-1:123456789012:certificate/ab-12")  # CloudFront: us-east-1
+
+
+def test_the_edge_serves_the_key_directory_with_its_media_type_and_signature_headers(template: dict[str, Any]) -> None:
+    from heed_core.identity.directory import DIRECTORY_PATH, MEDIA_TYPE
+
+    from heed.infopage import SIGNED_HEADERS
+
+    function = template["Resources"]["InfoPageEdgeFunction"]["Properties"]
+    assert function["FunctionConfig"]["Runtime"] == "cloudfront-js-2.0" and function["AutoPublish"] is True
+    code = function["FunctionCode"]
+    assert f"'{DIRECTORY_PATH}'" in code and f"'{MEDIA_TYPE}'" in code
+    for header in SIGNED_HEADERS:
+        assert f"'{header.lower()}'" in code
+    assert "'x-amz-meta-' + name" in code and "index.html" in code
+
+
+def test_the_publishing_outputs_name_the_bucket_the_url_and_the_distribution(template: dict[str, Any]) -> None:
+    outputs = template["Outputs"]
+    assert outputs["InfoPageBucketName"] == {"Condition": "PublishInfo", "Description": outputs[
+        "InfoPageBucketName"]["Description"], "Value": {"Ref": "InfoPageBucket"}}
+    assert outputs["InfoPageUrl"]["Condition"] == "PublishInfo"
+    assert outputs["InfoPageUrl"]["Value"] == {"Fn::If": [
+        "HasInfoPageDomain", {"Fn::Sub": "https://${InfoPageDomain}/"},
+        {"Fn::If": ["PublishViaCloudFront", {"Fn::Sub": "https://${InfoPageDistribution.DomainName}/"},
+                    {"Fn::GetAtt": ["InfoPageFunctionUrl", "FunctionUrl"]}]}]}
+    assert outputs["InfoPageDistributionDomain"]["Value"] == {"Fn::GetAtt": ["InfoPageDistribution", "DomainName"]}
+    assert outputs["InfoPageDistributionId"] == {"Condition": "PublishViaCloudFront", "Description": outputs[
+        "InfoPageDistributionId"]["Description"], "Value": {"Ref": "InfoPageDistribution"}}
+
+
+def test_samconfig_publishes_for_the_bots_that_must_serve_files_of_their_own() -> None:
+    from heed.samconfig import deploy_env, publish_info_page
+    from heed_core.profile import load_profile_data
+
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text(encoding="utf-8"))
+    for bot in BUILTIN_BOTS:
+        overrides = _overrides(config[bot]["deploy"]["parameters"]["parameter_overrides"])
+        # WANNADO-02: /crawler/ips.json is the bot's own to serve
+        assert overrides.get("PublishInfoPage", "none") == ("cloudfront" if bot == "wannadobot" else "none"), bot
+    signing = load_profile_data({"extends": "aubebot", "identity": {"web_bot_auth": {
+        "enabled": True, "key_secret": "secretsmanager:heed/aube", "signature_agent": "https://aube.news"}}})
+    assert publish_info_page(signing) == "cloudfront"
+    assert deploy_env(signing).parameter_overrides().endswith(" PublishInfoPage=cloudfront")
+
+
+def test_the_function_url_serves_the_pages_and_a_directory_that_verifies(template: dict[str, Any], tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inline handler itself, on moto's S3, after the README's upload of `heed info-page`'s output."""
+    import base64
+
+    import boto3
+    from moto import mock_aws
+
+    from heed.infopage import METADATA_SUFFIX, write_info_page
+    from heed_core.identity.directory import DIRECTORY_PATH, MEDIA_TYPE
+    from heed_core.identity.keys import write_new_key_file
+    from heed_core.identity.verify import verify_directory
+    from heed_core.profile import load_profile_data
+
+    function = template["Resources"]["InfoPageFunction"]["Properties"]
+    assert function["FunctionUrlConfig"] == {"AuthType": "NONE"} and function["Handler"] == "index.handler"
+    assert function["Policies"] == [{"S3ReadPolicy": {"BucketName": {"Ref": "InfoPageBucket"}}}]
+    key = tmp_path / "key.pem"
+    write_new_key_file(key)
+    profile = load_profile_data({"extends": "aubebot", "identity": {"web_bot_auth": {
+        "enabled": True, "key_file": str(key), "signature_agent": "https://aube.news"}}})
+    out = tmp_path / "site"
+    write_info_page(profile, out)
+    site = out / "aube.news"
+    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "eu-west-1",
+                 "HEED_INFO_BUCKET": "info-page"}.items():
+        monkeypatch.setenv(k, v)
+    with mock_aws():
+        s3 = boto3.client("s3")
+        s3.create_bucket(Bucket="info-page", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+        directory = DIRECTORY_PATH.lstrip("/")
+        for path in site.rglob("*"):
+            rel = path.relative_to(site).as_posix()
+            if path.is_dir() or rel.startswith(directory):
+                continue  # aws s3 sync ... --exclude '.well-known/http-message-signatures-directory*'
+            ctype = "text/html" if rel.endswith(".html") else "application/json"
+            s3.put_object(Bucket="info-page", Key=rel, Body=path.read_bytes(), ContentType=ctype)
+        # aws s3 cp ... --content-type MEDIA_TYPE --cache-control max-age=86400 --metadata file://<sidecar>
+        meta = json.loads((site / (directory + METADATA_SUFFIX)).read_text(encoding="utf-8"))
+        s3.put_object(Bucket="info-page", Key=directory, Body=(site / directory).read_bytes(), ContentType=MEDIA_TYPE,
+                      CacheControl="max-age=86400", Metadata=meta)
+        namespace: dict[str, Any] = {}
+        exec(compile(function["InlineCode"], "InfoPageFunction", "exec"), namespace)  # noqa: S102 - our template
+
+        def get(path: str, method: str = "GET") -> dict[str, Any]:
+            return namespace["handler"]({"rawPath": path, "requestContext": {"http": {"method": method}}}, None)
+
+        page = get("/robot")
+        assert page["statusCode"] == 200 and page["headers"]["Content-Type"] == "text/html"
+        assert base64.b64decode(page["body"]).startswith(b"<!doctype html") and get("/robot/")["body"] == page["body"]
+        english = get("/robot/index.en.html")
+        assert english["statusCode"] == 200 and b'lang="en"' in base64.b64decode(english["body"])
+        served = get(DIRECTORY_PATH)
+        assert served["headers"]["Content-Type"] == MEDIA_TYPE and served["headers"]["Cache-Control"] == "max-age=86400"
+        body = base64.b64decode(served["body"])
+        check = verify_directory(url="https://aube.news" + DIRECTORY_PATH, headers=served["headers"], body=body,
+                                 now=time.time())
+        assert check.valid, check.detail
+        assert get("/nothing-here")["statusCode"] == 404 and get("/robot/../secret")["statusCode"] == 404
+        assert get("/robot", "POST")["statusCode"] == 405 and get("/robot", "HEAD")["body"] == ""

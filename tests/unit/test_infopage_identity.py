@@ -130,7 +130,7 @@ def test_info_page_writes_the_signed_directory_that_verifies(key_file: Path, tmp
     paths = write_info_page(p, out)
     body_path = out / "wannado.nl" / DIRECTORY_PATH.lstrip("/")
     headers_path = body_path.with_name(body_path.name + ".headers.json")
-    assert paths[-2:] == [body_path, headers_path]
+    assert paths[-3:-1] == [body_path, headers_path]  # (the last: the same headers as S3 object metadata)
     # THEN the directory is there, with the headers it must be served with, and it verifies now
     body, headers = body_path.read_bytes(), json.loads(headers_path.read_text(encoding="utf-8"))
     check = verify_directory(url=AGENT, headers=headers, body=body, now=time.time())
@@ -151,8 +151,9 @@ def test_the_cli_writes_a_signing_bots_directory_and_a_bad_key_is_one_line(
                    encoding="utf-8")
     assert cli.main(["info-page", str(bot), "--out", str(tmp_path / "out")]) == 0
     printed = capsys.readouterr().out.split()
-    assert printed[-2:] == [str(tmp_path / "out" / "aube.news" / ".well-known" / name) for name in (
-        "http-message-signatures-directory", "http-message-signatures-directory.headers.json")]
+    assert printed[-3:] == [str(tmp_path / "out" / "aube.news" / ".well-known" / name) for name in (
+        "http-message-signatures-directory", "http-message-signatures-directory.headers.json",
+        "http-message-signatures-directory.s3-metadata.json")]
     # WHEN the key is readable by others THEN one line, exit 2
     key_file.chmod(0o644)
     assert cli.main(["info-page", str(bot), "--out", str(tmp_path / "out")]) == 2

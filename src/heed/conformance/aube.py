@@ -1,0 +1,309 @@
+"""AUBE-01..12: AubeBot's feeds, articles, caps and cycles, proven from the sites' side.
+
+Scenarios: ``aube-round`` (one round over six hosts, no waits), ``aube-cycles`` (two feeds
+through five quarter hours, a ban at 10:31), ``aube-caps`` (fourteen feeds of six short items:
+both article caps at once, on the profile's own caps) and ``aube-real`` (the profile's own
+1.5 s, unscaled: a feed that takes 0.6 s to answer, and a host asking Crawl-delay 2.5 s)."""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from heed_core.work import Source
+
+from heed.conformance import common
+from heed.conformance.deploy import reserved_concurrency
+from heed.conformance.model import Bound, Cadence, Proof, Rule, Runs, Scenario, secs, utc
+from heed.conformance.runner import Bench
+from heed.conformance.sites import TRAPS, html_page, robots, rss
+from heed.conformance.stack import Output, sim_time
+from heed.demo.web import Hit, Route
+
+__all__ = ["rules", "scenarios"]
+
+T10 = utc("2026-12-01T10:00")
+Q = 900.0
+LONG = "Un sommario lungo e completo. " * 30  # 900 characters: the feed suffices (AUBE-03)
+IMAGES = ("<enclosure url='{{base}}/img/e.jpg' type='image/jpeg' length='1000'/>"
+          "<media:content url='{{base}}/img/m.jpg' medium='image'/>")
+OPEN = "User-agent: *\nAllow: /\n"
+
+
+def _feed(items: list[dict[str, str]], **kw: Any) -> Route:
+    return Route(body=rss(items, **kw), content_type="application/rss+xml; charset=utf-8", conditional=True)
+
+
+def _article(title: str) -> Route:
+    nav = "".join(f"<a href='/art/altro/{i}'>altro</a><a href='/tag/{i}'>tag</a>" for i in range(3))
+    return Route(body=html_page(title, f"<main><article><h1>{title}</h1><p>Testo.</p><img src='/img/a.jpg'>"
+                                       f"</article><nav>{nav}</nav></main>{TRAPS}",
+                                head="<meta property='og:image' content='/img/og.jpg'>"))
+
+
+def _play_round(b: Bench) -> Output:
+    s, sources = b.sites, []
+    big = [{"title": f"Notizia {i}", "link": "{{base}}/n/%d" % i, "summary": LONG + "<img src='{{base}}/img/d.jpg'>",
+            "extra": IMAGES} for i in range(45)]
+    feeds = {
+        "big": _feed(big, extra="<image><url>{{base}}/img/logo.png</url><title>T</title>"
+                                "<link>{{base}}/</link></image>"),
+        "short": _feed([{"title": "Breve", "link": "{{base}}/art/599", "summary": "s" * 599, "extra": IMAGES},
+                        {"title": "Giusto", "link": "{{base}}/art/600", "summary": "s" * 600},
+                        {"title": "Lungo", "link": "{{base}}/art/long", "summary": LONG}]),
+    }
+    for name, feed in feeds.items():
+        base = s.add(name, {"/robots.txt": robots(OPEN), "/feed.xml": feed}, fallback=_article(name))
+        sources.append(Source(name, base + "/feed.xml", "feed"))
+    base = s.add("closed", {"/robots.txt": robots("User-agent: AubeBot\nDisallow: /feed\n"),
+                            "/feed.xml": _feed([{"title": "Chiuso", "link": "{{base}}/c/1"}])})
+    sources.append(Source("closed", base + "/feed.xml", "feed"))
+    shared = s.add("shared", {"/robots.txt": robots(OPEN), "/art/shared": _article("Condiviso")})
+    for twin in ("twin1", "twin2"):  # two feeds read in one round link one article on a third host
+        base = s.add(twin, {"/robots.txt": robots(OPEN),
+                            "/feed.xml": _feed([{"title": "Condiviso", "link": shared + "/art/shared"}])})
+        sources.append(Source(twin, base + "/feed.xml", "feed"))
+    stack = b.stack(b.derived(), sources, T10 - 60)
+    stack.round(T10)
+    return stack.finish()
+
+
+def _play_cycles(b: Bench) -> Output:
+    v1 = [{"title": "A", "link": "{{base}}/art/a", "summary": "Breve A."}, {"title": "B", "link": "{{base}}/art/b",
+                                                                         "summary": LONG}]
+    art = _article("Articolo")
+    one = b.sites.add("uno", {"/robots.txt": robots(OPEN), "/feed.xml": _feed(v1)}, fallback=art)
+    two = b.sites.add("due", {"/robots.txt": robots(OPEN), "/feed.xml": _feed(
+        [{"title": "D", "link": "{{base}}/art/d", "summary": LONG}])}, fallback=art)
+    stack = b.stack(b.derived(), [Source("uno", one + "/feed.xml", "feed"), Source("due", two + "/feed.xml", "feed")],
+                    T10 - 60)
+    stack.round(T10)
+    stack.round(T10 + 300)  # an early firing: too soon for either feed
+    stack.advance_to(T10 + 600)
+    b.sites.set_route("uno", "/feed.xml", _feed(v1 + [{"title": "C", "link": "{{base}}/art/c", "summary": "Breve C."}]))
+    b.sites.set_route("due", "/feed.xml", _feed([{"title": "D", "link": "{{base}}/art/d", "summary": LONG},
+                                                 {"title": "A again", "link": one + "/art/a", "summary": "Breve."}]))
+    stack.round(T10 + Q)
+    stack.round(T10 + 2 * Q)
+    stack.advance_to(T10 + 2 * Q + 60)
+    b.extra["ban"] = stack.now
+    b.sites.set_route("uno", "/robots.txt", robots("User-agent: AubeBot\nDisallow: /\n"))
+    stack.round(T10 + 3 * Q)
+    stack.round(T10 + 4 * Q)
+    return stack.finish()
+
+
+FEEDS, ITEMS = 14, 6  # 84 short items: more than 5 a source and 60 in all (AUBE-10's promise)
+
+
+def _play_caps(b: Bench) -> Output:
+    sources = []
+    for h in range(4):
+        routes = {"/robots.txt": robots(OPEN)}
+        for f in range(h, FEEDS, 4):
+            routes[f"/feed{f}.xml"] = _feed([{"title": f"{f}-{i}", "link": "{{base}}/art/%d-%d" % (f, i),
+                                              "summary": "Breve."} for i in range(ITEMS)])
+        base = b.sites.add(f"h{h}", routes, fallback=_article("Articolo"))
+        sources += [Source(f"f{f}", f"{base}/feed{f}.xml", "feed") for f in range(h, FEEDS, 4)]
+    stack = b.stack(b.derived(), sources, T10 - 60)
+    stack.round(T10)
+    return stack.finish()
+
+
+def _play_real(b: Bench) -> Output:
+    pol = b.profile.politeness
+    b.extra["scale"] = scale = min(1.0, 3.0 / max(pol.min_delay_s, 1e-9))
+    items = [{"title": f"N{i}", "link": "{{base}}/n/%d" % i, "summary": LONG} for i in range(45)]
+    items[0] = {"title": "Breve 1", "link": "{{base}}/art/1", "summary": "Breve."}
+    text = rss(items)
+
+    def slow_feed(hit: Hit) -> str:  # AUBE-09: a request that takes time, so its end counts
+        time.sleep(0.6)
+        return text
+    slow = Route(body=slow_feed, content_type="application/rss+xml; charset=utf-8")
+    x = b.sites.add("x", {"/robots.txt": robots(OPEN), "/feed.xml": slow, "/art/1": _article("Articolo")})
+    y = b.sites.add("y", {"/robots.txt": robots("User-agent: AubeBot\nCrawl-delay: 2.5\n"),
+                          "/feed.xml": _feed([{"title": "Y", "link": "{{base}}/y/1", "summary": LONG}])})
+    sources = [Source("x", x + "/feed.xml", "feed"), Source("y", y + "/feed.xml", "feed")]
+    stack = b.stack(b.derived(scale=scale), sources, T10 - 60, patience_s=4.0)
+    stack.round(T10)
+    return stack.finish()
+
+
+def scenarios() -> list[Scenario]:
+    return [Scenario("aube-round", 0, "one round over six hosts", _play_round),
+            Scenario("aube-cycles", 0, "two feeds through five quarter hours, a ban at 10:31", _play_cycles),
+            Scenario("aube-caps", 0, f"{FEEDS} feeds of {ITEMS} short items", _play_caps),
+            Scenario("aube-real", 1, "the profile's own waits: a slow feed, a Crawl-delay of 2.5 s", _play_real)]
+
+
+# --- the checks -----------------------------------------------------------------------------------
+
+def _a01(r: Runs) -> Proof:
+    proof, seen = Proof(), r["aube-round"]
+    proof.that(seen.paths("big") == ["/robots.txt", "/feed.xml"],
+               "a 45-item feed: the site saw robots.txt and the feed only")
+    kept = seen.out.of("item.found", "big")
+    proof.that(len(kept) == 40, f"{len(kept)} items kept")
+    proof.that(len(seen.out.skipped("cap_reached", "big")) == 1, "the rest recorded as cap_reached")
+    return proof
+
+
+def _a02(r: Runs) -> Proof:
+    proof, seen = Proof(), r["aube-cycles"]
+    reads = [x for x in seen.log("uno") if x.path == "/feed.xml"]
+    proof.that(bool(reads) and reads[0].header("If-None-Match") is None
+               and all(x.header("If-None-Match") and x.header("If-Modified-Since") for x in reads[1:]),
+               f"{len(reads) - 1} re-reads sent If-None-Match and If-Modified-Since")
+    statuses = [x.status for x in reads[:3]]
+    proof.that(statuses == [200, 200, 304] and reads[2].bytes == 0,
+               f"changed feed 200, unchanged feed 304 with no body ({statuses})")
+    proof.that(len(seen.out.of("item.found", "uno")) == 3, "the 304 produced no item")
+    return proof
+
+
+def _a03(r: Runs) -> Proof:
+    proof, rnd, cyc = Proof(), r["aube-round"], r["aube-cycles"]
+    proof.that(rnd.paths("short") == ["/robots.txt", "/feed.xml", "/art/599"],
+               "summaries of 599, 600, 900 characters: only the 599's page opened")
+    proof.that(rnd.paths("shared").count("/art/shared") == 1, "one article linked by two feeds in a round: opened once")
+    opened = Counter(p for p in cyc.paths("uno") if p.startswith("/art/"))
+    proof.that(opened == {"/art/a": 1, "/art/c": 1},
+               f"over five cycles each short item's page opened once, the long one never ({dict(opened)})")
+    return proof
+
+
+def _a04(r: Runs) -> Proof:
+    proof, rnd = Proof(), r["aube-round"]
+    proof.that(rnd.paths("closed") == ["/robots.txt"], "a feed its robots.txt disallows: not read")
+    proof.that(all(log[0].path == "/robots.txt" for log in rnd.logs.values() if log),
+               f"robots.txt first on all {len(rnd.logs)} hosts")
+    proof.extend(common.groups(r))
+    pacing, cap = r["pacing"], 10 * r["pacing"].scale
+    g = pacing.gaps("capped")
+    proof.that(bool(g) and cap <= min(g) < cap + 2,
+               f"Crawl-delay 30 s waited the cap (10 s at 1/5: {secs(min(g, default=0))})")
+    real = r["aube-real"]
+    g = real.gaps("y")
+    proof.that(bool(g) and g[0] >= 2.5 * real.extra["scale"], f"Crawl-delay 2.5 s, longer than the gap, prevailed "
+               f"({secs(g[0]) if g else '-'})")
+    return proof
+
+
+def _a05(r: Runs) -> Proof:
+    proof, rnd = Proof(), r["aube-round"]
+    published = {i["url"] for i in rnd.out.of("item.found")}
+    stray = [f"{s}{x.path}" for s, log in rnd.logs.items() for x in log
+             if x.path not in ("/robots.txt", "/feed.xml") and rnd.bases[s] + x.path not in published]
+    proof.that(not stray, f"every request was robots.txt, a feed or a link the feed published "
+               f"({sum(len(v) for v in rnd.logs.values())} requests; internal links, tags, home pages never)"
+               + (f": asked {stray[:3]}" if stray else ""))
+    return proof
+
+
+def _a06(r: Runs) -> Proof:
+    proof = common.public_only(r)
+    proof.extend(common.get_only(r))
+    return proof
+
+
+def _a07(r: Runs) -> Proof:
+    proof, rnd = Proof(), r["aube-round"]
+    imgs = [x.path for x in rnd.every() if x.path.startswith("/img/")]
+    proof.that(not imgs, "enclosures, media:content, a channel logo, <img> and og:image: no image requested")
+    proof.that("/img/" not in repr(rnd.out.items) and "/img/" not in rnd.out.stored, "none named in what it keeps")
+    return proof
+
+
+def _a08(r: Runs) -> Proof:
+    proof, cyc = Proof(), r["aube-cycles"]
+    for site in ("uno", "due"):
+        reads = [sim_time(x) for x in cyc.requests_to(site, "feed")]
+        early = [t for t in reads if T10 + 300 <= t < T10 + Q]
+        apart = min((b - a for a, b in zip(reads, reads[1:])), default=0)
+        proof.that(not early and apart >= Q and len(reads) == cyc.paths(site).count("/feed.xml"),
+                   f"{site}: {len(reads)} reads, none at the 10:05 firing, at least {apart / 60:.0f} min apart")
+    proof.that(bool(cyc.out.skipped("seen_recently")), "the early firing recorded as seen_recently")
+    return proof
+
+
+def _a09(r: Runs) -> Proof:
+    proof, real = Proof(), r["aube-real"]
+    least = 1.5 * real.extra["scale"]
+    log = real.log("x")
+    g = real.gaps("x")
+    proof.that(bool(g) and min(g) >= least, f"min gap {secs(min(g, default=0))} over {len(g)} gaps, end to start")
+    if len(log) >= 3:
+        feed, article = log[1], log[2]
+        proof.that(feed.t_end - feed.t_start >= 0.6 and article.t_start - feed.t_end >= least,
+                   f"after a feed that took {secs(feed.t_end - feed.t_start)}, the next request "
+                   f"{secs(article.t_start - feed.t_end)} after its end")
+    else:
+        proof.that(False, f"the site saw robots.txt, the feed and the article ({[x.path for x in log]})")
+    if real.extra["scale"] != 1:
+        proof.note(f"waits scaled by {real.extra['scale']:.2f} (the profile's gap is long)")
+    return proof
+
+
+def _a10(r: Runs) -> Proof:
+    proof, caps = Proof(), r["aube-caps"]
+    per_source = Counter(x["source"] for x in caps.out.requested("article"))
+    total = sum(1 for x in caps.every() if x.path.startswith("/art/"))
+    proof.that(bool(per_source) and max(per_source.values()) <= 5,
+               f"{FEEDS} feeds of {ITEMS} short items: at most {max(per_source.values(), default=0)} pages a source")
+    proof.that(0 < total <= 60, f"{total} article pages in the quarter hour over all sources")
+    return proof
+
+
+def _a11(r: Runs) -> Proof:
+    proof = Proof()
+    runs = [r[n] for n in ("aube-real", "aube-round", "aube-caps", "aube-cycles")]
+    n = sum(len(s.every()) for s in runs)
+    pairs = [p for s in runs for p in s.overlaps(list(s.logs))]
+    proof.that(not pairs, f"no two requests in flight at once over all hosts ({n} requests, "
+                          f"{sum(len(s.logs) for s in runs)} hosts, 4 runs)")
+    proof.extend(reserved_concurrency(r))
+    return proof
+
+
+def _a12(r: Runs) -> Proof:
+    proof, cyc = Proof(), r["aube-cycles"]
+    for site in ("uno", "due"):
+        slots: dict[int, list[str]] = {}
+        for x in cyc.requests_to(site):
+            slots.setdefault(int(sim_time(x) // Q), []).append(x["purpose"])
+        proof.that(all(v[0] == "robots" and v.count("robots") == 1 for v in slots.values()),
+                   f"{site}: robots.txt read once, first, in each of {len(slots)} quarter hours")
+    late = [x for x in cyc.requests_to("uno") if x["purpose"] != "robots" and sim_time(x) >= cyc.extra["ban"]]
+    proof.that(not late, "banned at 10:31: nothing but robots.txt asked after it")
+    return proof
+
+
+def rules() -> list[Rule]:
+    f, a = "tasks.feed.", "tasks.feed.article_followup."
+    return [
+        Rule("AUBE-01", "Reads the feed and nothing else while it suffices: at most 40 items a read.",
+             (Bound(f + "max_items", "<=", 40),), _a01),
+        Rule("AUBE-02", "Conditional requests: an unchanged feed costs a 304 without a body.",
+             (Bound("conditional_requests", "==", True),), _a02),
+        Rule("AUBE-03", "An article page only for a summary under 600 characters and a URL never read; "
+                        "never twice.", (Bound(a + "mode", "==", "short_summary"),
+                                         Bound(a + "summary_shorter_than", "<=", 600),
+                                         Bound(a + "once_ever", "==", True)), _a03),
+        Rule("AUBE-04", "robots.txt before every request, feeds too (RFC 9309); Crawl-delay honoured up to 10 s.",
+             (Bound("politeness.crawl_delay_cap_s", "==", 10.0),), _a04, binds=("robots.cache_ttl_s",)),
+        Rule("AUBE-05", "No exploring: only URLs the feed published, no internal link followed.", (), _a05),
+        Rule("AUBE-06", "No JavaScript, account or cookies; a paywalled article is never extracted.", (), _a06),
+        Rule("AUBE-07", "Takes none of the site's images.", (), _a07),
+        Rule("AUBE-08", "One feed read per source every 15 minutes at most.",
+             (Cadence("feed", min_apart_s=Q), Bound(f + "min_read_interval_s", ">=", Q)), _a08),
+        Rule("AUBE-09", "At least 1500 ms from the end of one request to a host to the start of the next.",
+             (Bound("politeness.min_delay_s", ">=", 1.5),), _a09),
+        Rule("AUBE-10", "At most five article pages per source per quarter hour, sixty over all sources.",
+             (Bound(a + "per_source_per_window", "<=", 5), Bound(a + "total_per_window", "<=", 60),
+              Bound(a + "window_s", ">=", Q)), _a10),
+        Rule("AUBE-11", "One request at a time: never two connections at once, to one host or all together.",
+             (Bound("politeness.max_in_flight", "==", 1),), _a11),
+        Rule("AUBE-12", "robots.txt re-read once per host per cycle: a ban works within a quarter hour.",
+             (Bound("robots.cache_ttl_s", "<=", Q),), _a12),
+    ]

@@ -1,0 +1,120 @@
+"""`heed conformance --bot BOT|PROFILE [--rule ID]... [--json]`: the promise suite for one bot.
+
+``register(subparsers)`` adds the command to the `heed` parser. Exit 0 when every rule holds,
+1 when one does not (or could not be proven), 2 for a mistake in the command or the profile
+(one line on stderr)."""
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import yaml
+
+if TYPE_CHECKING:  # `heed --help` should not load the stack
+    from heed.conformance.model import Rule
+    from heed.conformance.runner import Report
+
+__all__ = ["base_bot", "register", "run", "select"]
+
+_MAX_DEPTH = 8
+
+
+class _Mistake(Exception):
+    """A user mistake: one line, exit 2."""
+
+
+def register(subparsers: Any) -> None:
+    """Add ``conformance`` to the `heed` parser's subcommands."""
+    p = subparsers.add_parser(
+        "conformance", help="prove a bot's public promises (PROMISES.md) against local recording sites",
+        description="Runs the bot's rules (COMMON-01.. and its own) through the real handlers against sites on "
+                    "127.0.0.x that log every request, and prints what each site saw. A profile file must "
+                    "extends: a built-in bot, whose promises it keeps. Long waits run scaled, and the real "
+                    "numbers are checked on the profile. Exit 0 when every rule holds, 1 when one does not.")
+    p.add_argument("--bot", required=True, metavar="BOT|PROFILE", help="a built-in bot name or a profile file")
+    p.add_argument("--rule", action="append", metavar="ID",
+                   help="only this rule, e.g. AUBE-09, or a family, e.g. COMMON (repeatable)")
+    p.add_argument("--json", action="store_true", help="one JSON document instead of the table")
+    p.set_defaults(func=cmd_conformance)
+
+
+def base_bot(ref: str) -> str:
+    """The built-in bot a profile (a name, or a file that ``extends:`` one) is checked against."""
+    from heed_core.profile import BUILTIN_BOTS
+
+    if ref in BUILTIN_BOTS:
+        return ref
+    path = Path(ref)
+    for _ in range(_MAX_DEPTH):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise _Mistake(f"{path}: cannot read the profile ({type(exc).__name__})") from exc
+        parent = data.get("extends") if isinstance(data, dict) else None
+        if not isinstance(parent, str):
+            raise _Mistake(f"{ref}: does not extends: a built-in bot ({', '.join(BUILTIN_BOTS)}); conformance "
+                           "checks a bot's public promises, so the profile must keep one's")
+        if parent in BUILTIN_BOTS:
+            return parent
+        path = path.parent / parent
+    raise _Mistake(f"{ref}: extends: chain deeper than {_MAX_DEPTH}")
+
+
+def select(rules: Sequence[Rule], wanted: Sequence[str] | None) -> list[Rule]:
+    """The rules named (an id, or a family such as AUBE), in catalogue order."""
+    if not wanted:
+        return list(rules)
+    ids = [r.id for r in rules]
+    families = sorted({i.split("-")[0] for i in ids})
+    chosen: set[str] = set()
+    for w in wanted:
+        key = w.strip().upper()
+        if key in ids:
+            chosen.add(key)
+        elif key in families:
+            chosen.update(i for i in ids if i.startswith(key + "-"))
+        else:
+            close = difflib.get_close_matches(key, ids + families, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}?" if close else f"this bot's rules: {ids[0]}..{ids[-1]}"
+            raise _Mistake(f"--rule: no rule {w!r} for this bot ({hint})")
+    return [r for r in rules if r.id in chosen]
+
+
+def run(ref: str, rule_ids: Sequence[str] | None = None,
+        progress: Callable[[str], None] | None = None) -> Report:
+    """Check ``ref``'s profile against its bot's promises; the report of every rule chosen."""
+    from heed_core.profile import ProfileError, load_profile
+
+    from heed.conformance.catalogue import catalogue
+    from heed.conformance.runner import judge
+
+    bot = base_bot(ref)
+    try:
+        profile = load_profile(ref)
+    except ProfileError as exc:
+        raise _Mistake(str(exc)) from exc
+    rules, scenarios = catalogue(bot)
+    return judge(bot, ref, profile, select(rules, rule_ids), scenarios, progress)
+
+
+def _progress(line: str) -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K" + line[:150])
+        sys.stderr.flush()
+
+
+def cmd_conformance(args: argparse.Namespace) -> int:
+    from heed.conformance.report import as_json, as_table
+
+    try:
+        report = run(args.bot, args.rule, _progress)
+    except _Mistake as exc:
+        print(f"heed: error: {exc}", file=sys.stderr)
+        return 2
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+    print(as_json(report) if args.json else as_table(report))
+    return 0 if report.passed else 1

@@ -1,0 +1,85 @@
+"""Deployment facts (COMMON-09, WANNADO-02, AUBE-11's wiring): proven on template.yaml, the
+profile and the deploy configuration samconfig.toml is generated from, since a local run leaves
+from this machine's own address and no site here can see the stack's egress."""
+from __future__ import annotations
+
+import ipaddress
+import json
+from typing import Any
+
+from heed.conformance.model import Proof, Runs
+
+__all__ = ["egress", "reserved_concurrency", "reverse_dns", "template"]
+
+
+def template() -> dict[str, Any]:
+    from heed.local.resources import load_template
+    from heed.local.runtime import ROOT
+
+    return load_template(ROOT / "template.yaml")
+
+
+def egress(r: Runs) -> Proof:
+    """Every function in the private subnets, whose one default route is the NAT gateway holding
+    the one Elastic IP, published as the EgressIp output (and, where the bot lists its
+    addresses, in the profile for ips.json)."""
+    proof, t = Proof(), template()
+    res = t["Resources"]
+    proof.note("deployment fact, checked on template.yaml")
+    vpc = t["Globals"]["Function"].get("VpcConfig", {}).get("Fn::If", [None, {}])[1]
+    subnets = {s.get("Ref") for s in vpc.get("SubnetIds", [])}
+    functions = [k for k, v in res.items() if v["Type"] == "AWS::Serverless::Function"]
+    own = [res[f]["Properties"].get("VpcConfig") for f in functions]
+    # A function takes the global setting or names the same private subnets itself.
+    proof.that(bool(subnets) and all(v is None or {x.get("Ref") for x in v.get("SubnetIds", [])} == subnets
+                                     for v in own),
+               f"all {len(functions)} functions in the private subnets {sorted(map(str, subnets))}")
+    tables = {v["Properties"]["RouteTableId"]["Ref"] for v in res.values()
+              if v["Type"] == "AWS::EC2::SubnetRouteTableAssociation" and v["Properties"]["SubnetId"]["Ref"] in subnets}
+    routes = [v["Properties"] for v in res.values() if v["Type"] == "AWS::EC2::Route"
+              and v["Properties"]["RouteTableId"]["Ref"] in tables]
+    nats = {x.get("NatGatewayId", {}).get("Ref") for x in routes}
+    proof.that(bool(routes) and nats == {"NatGateway"} and all("GatewayId" not in x for x in routes),
+               "their only default route is the NAT gateway")
+    eips = [k for k, v in res.items() if v["Type"] == "AWS::EC2::EIP"]
+    proof.that(eips == ["EgressIp"] and res["NatGateway"]["Properties"]["AllocationId"] == {
+        "Fn::GetAtt": ["EgressIp", "AllocationId"]}, "which holds the one Elastic IP")
+    proof.that(t["Outputs"].get("EgressIp", {}).get("Value") == {"Ref": "EgressIp"}, "published as the EgressIp output")
+    if r.profile.egress.ips:
+        proof.that(all(ipaddress.ip_network(n).num_addresses == 1 for n in r.profile.egress.ips),
+                   f"the profile lists {len(r.profile.egress.ips)} single addresses for ips.json")
+    return proof
+
+
+def reverse_dns(r: Runs) -> Proof:
+    """WANNADO-02: the published reverse DNS name reaches the stack, which sets the EIP's PTR."""
+    from heed.infopage import ips_json
+    from heed.samconfig import deploy_env
+
+    proof, t, p = Proof(), template(), r.profile
+    proof.note("deployment fact, checked on the profile, samconfig and template.yaml")
+    name = p.egress.reverse_dns
+    proof.that(bool(name) and deploy_env(p).reverse_dns_name == name,
+               f"reverse DNS {name!r} deployed as ReverseDnsName")
+    custom = t["Resources"].get("ReverseDns", {})
+    proof.that(custom.get("Properties", {}).get("AllocationId") == {"Fn::GetAtt": ["EgressIp", "AllocationId"]},
+               "a custom resource sets the EgressIp's PTR record")
+    nets = [ipaddress.ip_network(n) for n in p.egress.ips]
+    proof.that(bool(nets) and all(n.num_addresses == 1 for n in nets), f"{len(nets)} fixed addresses in the profile")
+    doc = json.loads(ips_json(p))
+    listed = {v for e in doc.get("prefixes", []) for v in e.values()}
+    proof.that({str(n) for n in nets} <= listed and bool(p.egress.ips_json_path),
+               f"the same list in {p.egress.ips_json_path} (heed info-page writes it)")
+    return proof
+
+
+def reserved_concurrency(r: Runs) -> Proof:
+    """AUBE-11 in AWS: politeness.max_in_flight becomes the fetcher's reserved concurrency."""
+    from heed.samconfig import deploy_env
+
+    proof, t = Proof(), template()
+    n = deploy_env(r.profile).fetcher_reserved_concurrency
+    value = t["Resources"]["FetcherFunction"]["Properties"].get("ReservedConcurrentExecutions", {})
+    proof.that(n == 1 and value.get("Fn::If", [None, {}])[1] == {"Ref": "FetcherReservedConcurrency"},
+               f"deployed with FetcherReservedConcurrency={n} (one fetcher at a time in AWS)")
+    return proof

@@ -1,0 +1,150 @@
+"""Runs one bot's catalogue: picks the rules, plays each scenario they need once, judges each rule.
+
+A rule passes when its numbers hold on the user's real profile and its check holds on what the
+sites saw. A scenario that cannot run (a profile that breaks the stack, a port that will not
+bind) makes every rule that needs it an ``error``, named with the cause; the others still run."""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from heed_core.profile import Profile
+from heed_core.work import Source
+
+from heed.conformance.model import Proof, Rule, Scenario, Seen
+from heed.conformance.sites import Sites
+from heed.conformance.stack import Output, Stack, derive
+
+__all__ = ["Bench", "Report", "ScenarioFailed", "Verdict", "judge"]
+
+
+class ScenarioFailed(Exception):
+    """A scenario could not be played; every rule that reads it is an error."""
+
+
+class Bench:
+    """What a scenario's ``play`` works with: its sites, the user's profile, a stack."""
+
+    def __init__(self, profile: Profile, scale: float, workdir: Path) -> None:
+        self.profile = profile
+        self.scale = scale
+        self.sites = Sites()
+        self.extra: dict[str, Any] = {}
+        self.stacks: list[Stack] = []
+        self._workdir = workdir
+
+    def derived(self, changes: Mapping[str, Any] | None = None, scale: float | None = None) -> Profile:
+        """The user's profile with the scenario's scaled waits and ``changes`` on top."""
+        return derive(self.profile, self.scale if scale is None else scale, changes)
+
+    def stack(self, profile: Profile, sources: Sequence[Source], start: float, patience_s: float = 3.0) -> Stack:
+        out = self._workdir / f"run{len(self.stacks)}"
+        stack = Stack(profile, sources, out, start, resolver=self.sites.resolver, patience_s=patience_s)
+        self.stacks.append(stack)
+        return stack
+
+    @property
+    def marks(self) -> list[float]:
+        return [m for s in self.stacks for m in s.marks]
+
+
+@dataclass
+class _Runs:
+    profile: Profile
+    bot: str
+    scenarios: Mapping[str, Scenario]
+    workdir: Path
+    progress: Callable[[str], None] | None = None
+    seen: dict[str, Seen] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    read: list[str] = field(default_factory=list)  # the scenarios the current rule has read
+
+    def __getitem__(self, name: str) -> Seen:
+        if name not in self.read:
+            self.read.append(name)
+        if name in self.failed:
+            raise ScenarioFailed(self.failed[name])
+        if name not in self.seen:
+            self.seen[name] = self._play(self.scenarios[name])
+        return self.seen[name]
+
+    def _play(self, sc: Scenario) -> Seen:
+        if self.progress is not None:
+            self.progress(f"scenario {sc.name}: {sc.about}")
+        bench = Bench(self.profile, sc.scale, self.workdir / sc.name)
+        t0 = time.monotonic()
+        try:
+            out: Output = sc.play(bench)
+        except Exception as exc:  # noqa: BLE001 - any failure of a run is that scenario's error
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            self.failed[sc.name] = (f"scenario {sc.name} failed: {type(exc).__name__}: {exc} "
+                                    f"({Path(where.filename).name}:{where.lineno})")
+            raise ScenarioFailed(self.failed[sc.name]) from exc
+        finally:
+            for stack in bench.stacks:
+                stack.close()
+            logs = bench.sites.logs()
+            bench.sites.stop()
+        return Seen(sc.name, sc.scale, logs, dict(bench.sites.bases), out, bench.marks, bench.extra,
+                    time.monotonic() - t0)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    rule: Rule
+    result: str  # pass | fail | error
+    evidence: str
+    seconds: float
+    scenarios: tuple[str, ...] = ()  # what the check read
+
+
+@dataclass(frozen=True)
+class Report:
+    bot: str          # the built-in bot whose promises were checked
+    profile: str      # what the user named (a built-in, or a profile file)
+    verdicts: list[Verdict]
+    seconds: float
+    scenarios: list[Seen]
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.verdicts) and all(v.result == "pass" for v in self.verdicts)
+
+
+def judge(bot: str, ref: str, profile: Profile, rules: Sequence[Rule], scenarios: Mapping[str, Scenario],
+          progress: Callable[[str], None] | None = None) -> Report:
+    """Every rule's verdict; each scenario is played at most once, when a rule first needs it."""
+    t0 = time.monotonic()
+    workdir = Path(tempfile.mkdtemp(prefix=f"heed-conformance-{profile.name}-"))
+    runs = _Runs(profile, bot, scenarios, workdir, progress)
+    verdicts = []
+    try:
+        for rule in rules:
+            r0 = time.monotonic()
+            proof = Proof()
+            for number in rule.numbers:
+                number.judge(profile, proof)
+            result = "pass"
+            runs.read = []
+            try:
+                if rule.check is not None:
+                    proof.extend(rule.check(runs))
+            except ScenarioFailed as exc:
+                proof.note(str(exc))
+                result = "error"
+            except Exception as exc:  # noqa: BLE001 - a check that cannot read its run is that rule's error
+                where = traceback.extract_tb(exc.__traceback__)[-1]
+                proof.note(f"the check could not read the run: {type(exc).__name__}: {exc} "
+                           f"({Path(where.filename).name}:{where.lineno})")
+                result = "error"
+            if result == "pass" and not proof.ok:
+                result = "fail"
+            verdicts.append(Verdict(rule, result, proof.text(), time.monotonic() - r0, tuple(runs.read)))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return Report(bot, ref, verdicts, time.monotonic() - t0, list(runs.seen.values()))

@@ -1,0 +1,180 @@
+"""One bot's stack driven round by round for a scenario: the real handlers on moto (LocalRun).
+
+``round(t)`` fires the scheduler at simulated time ``t`` and drains the queue; ``advance_to(t)``
+moves the clock, letting deferred work (retries, gaps) come due on the way as the real queue
+would. Every clock jump is marked with the wall time it happened at: the sites log wall time,
+and a gap measured across a jump means nothing (hours of simulated time in no real time)."""
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from heed_core.profile import Profile, deep_merge, validate
+from heed_core.work import Source
+
+from heed.local.runtime import REGION, LocalRun
+
+__all__ = ["Output", "Stack", "derive", "sim_time"]
+
+_DURATIONS = ("min_delay_s", "crawl_delay_cap_s", "round_spacing_s", "round_spacing_jitter_s")
+
+
+def derive(profile: Profile, scale: float, changes: Mapping[str, Any] | None = None) -> Profile:
+    """The user's own profile with its waits multiplied by ``scale`` (0: no waits at all) and
+    ``changes`` deep-merged on top: a shape is proven in seconds, and every other key the user
+    set still counts."""
+    pol = profile.data.get("politeness", {})
+    waits = {k: float(pol.get(k) or 0) * scale for k in _DURATIONS}
+    return validate(deep_merge(profile.data, {"politeness": waits, **(changes or {})}))
+
+
+@dataclass(frozen=True)
+class Output:
+    """What the run wrote (requests, items, skips), the page texts the bucket kept (key ->
+    versions) and everything the stack stored, as one text to search."""
+
+    requests: list[dict[str, Any]]
+    items: list[dict[str, Any]]
+    skips: list[dict[str, Any]]
+    summary: dict[str, Any]
+    texts: dict[str, list[str]]
+    stored: str
+
+    def skipped(self, reason: str, source: str | None = None) -> list[dict[str, Any]]:
+        return [s for s in self.skips if s.get("reason") == reason and (source is None or s.get("source") == source)]
+
+    def of(self, detail_type: str, source: str | None = None) -> list[dict[str, Any]]:
+        return [i for i in self.items if i.get("detail_type") == detail_type
+                and (source is None or i.get("source") == source)]
+
+    def requested(self, purpose: str | None = None, source: str | None = None) -> list[dict[str, Any]]:
+        return [r for r in self.requests if (purpose is None or r.get("purpose") == purpose)
+                and (source is None or r.get("source") == source)]
+
+    def kept_text(self) -> str:
+        return "\n".join(v for vs in self.texts.values() for v in vs)
+
+
+def sim_time(record: Mapping[str, Any], key: str = "t_start") -> float:
+    """A run record's time on the run's own (simulated) clock, as epoch seconds."""
+    return datetime.fromisoformat(str(record[key]).replace("Z", "+00:00")).timestamp()
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@dataclass
+class Stack:
+    profile: Profile
+    sources: Sequence[Source]
+    out_dir: Path
+    start: float
+    resolver: Callable[[str, int], list[str]] | None = None
+    patience_s: float = 3.0
+    marks: list[float] = field(default_factory=list)  # wall times of the clock's jumps
+    run: LocalRun = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.run = LocalRun(self.profile, list(self.sources), start=self.start, until=self.start,
+                            out_dir=self.out_dir, allow_private=True, patience_s=self.patience_s,
+                            resolver=self.resolver)
+        self.run.setup()
+        self._open = True
+
+    @property
+    def now(self) -> float:
+        return self.run.clock.now()
+
+    @property
+    def store(self) -> Any:
+        from heed_aws import runtime
+
+        return runtime.store()
+
+    def round(self, t: float, tasks: Sequence[str] | None = None) -> None:
+        """Fire the scheduler at ``t`` (the profile's tasks unless named) and drain the queue."""
+        self.advance_to(t)
+        self.run.fire(t, list(tasks) if tasks else sorted({s.task for s in self.profile.schedules}))
+        self.run.drain()
+
+    def advance_to(self, t: float) -> None:
+        """Move the clock to ``t``, stopping at each deferred token that comes due before it."""
+        while True:
+            wall = time.time()
+            # moto keeps visibility in wall-clock seconds; the local runtime knows each hidden token's.
+            due = [self.now + (v - wall) for v, _ in self.run.hidden_tokens() if v > wall]
+            soonest = min(due) if due else None
+            if soonest is None or soonest > t:
+                jumped = self.run.clock.jump_to(t)
+                if jumped:
+                    self.marks.append(time.time())
+                    self.run.release_hidden(jumped)
+                return
+            jumped = self.run.clock.jump_to(soonest)
+            if jumped:
+                self.marks.append(time.time())
+            self.run.release_hidden(jumped + 0.001)
+            self.run.drain()
+
+    def finish(self) -> Output:
+        """Write the run's files, read back everything it kept, and stop the embedded AWS."""
+        try:
+            texts, stored = self.bucket_texts(), self.stored_text()
+            self.run.out.close({"bot": self.profile.name, "rounds": self.run.rounds,
+                                "invocations": self.run.invocations})
+        finally:
+            self.close()
+        d = self.out_dir
+        summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+        return Output(_jsonl(d / "requests.jsonl"), _jsonl(d / "items.jsonl"), _jsonl(d / "skips.jsonl"),
+                      summary, texts, stored)
+
+    def close(self) -> None:
+        if self._open:
+            self._open = False
+            self.run.close()
+
+    # --- what the stack kept --------------------------------------------------------------------
+    def _clients(self) -> tuple[Any, Any]:
+        import boto3
+
+        session = boto3.session.Session(region_name=REGION)
+        return session.client("dynamodb"), session.client("s3")
+
+    def bucket_texts(self) -> dict[str, list[str]]:
+        """Every text version the bucket keeps, by key, oldest first."""
+        _, s3 = self._clients()
+        bucket = self.run.res.bucket
+        out: dict[str, list[tuple[Any, int, str]]] = {}
+        for n, v in enumerate(s3.list_object_versions(Bucket=bucket).get("Versions", [])):
+            body = s3.get_object(Bucket=bucket, Key=v["Key"], VersionId=v["VersionId"])["Body"].read()
+            # Listed newest first; LastModified has whole seconds, so ties keep the listing's order.
+            out.setdefault(v["Key"], []).append((v["LastModified"], -n, body.decode("utf-8", "replace")))
+        return {k: [text for *_, text in sorted(vs, key=lambda x: (x[0], x[1]))] for k, vs in out.items()}
+
+    def stored_text(self) -> str:
+        """Every DynamoDB item (compressed attributes opened) as one text to search."""
+        db, _ = self._clients()
+        parts = []
+        for page in db.get_paginator("scan").paginate(TableName=self.run.res.table_name):
+            for item in page["Items"]:
+                parts.append(json.dumps({k: _readable(v) for k, v in item.items()}, sort_keys=True,
+                                        ensure_ascii=False, default=str))
+        return "\n".join(parts)
+
+
+def _readable(value: Mapping[str, Any]) -> Any:
+    if "B" in value:
+        try:
+            return zlib.decompress(bytes(value["B"])).decode("utf-8")
+        except (zlib.error, UnicodeDecodeError):
+            return repr(value["B"])
+    return value
