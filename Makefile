@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV   := .venv
 TOOLS  := .venv-tools
 
-.PHONY: demo test unit sam-check wheel-check install tools clean
+.PHONY: demo test unit sam-check wheel-check bench install tools clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,11 @@ test: install tools
 	$(VENV)/bin/pytest
 	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh
 	$(VENV)/bin/heed samconfig --check
+	bench/run --size smoke --check
+
+# Heed and Scrapy side by side on a fixture web (see README, Performance and scale).
+bench:
+	bench/run --size smoke --size 200x10 --size 1000x5
 
 clean:
-	rm -rf $(VENV) $(TOOLS) .aws-sam heed-out build dist
+	rm -rf $(VENV) $(TOOLS) .venv-bench .aws-sam heed-out build dist

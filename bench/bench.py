@@ -198,6 +198,8 @@ def main() -> None:
                     help="smoke (default), 200x10, 1000x5 or all; may be repeated")
     ap.add_argument("--side", action="append", choices=["heed", "scrapy"], help="default: both")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 if Heed broke a gap or left work undone (make test runs the smoke size so)")
     args = ap.parse_args()
     sizes = args.size or ["smoke"]
     if "all" in sizes:
@@ -212,6 +214,11 @@ def main() -> None:
         print(report(res), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    if args.check:
+        bad = [r["size"] for r in results if "heed" in r and (
+            r["heed"]["site"]["violations"] or r["heed"]["left"] or r["heed"]["site"]["requests"] == 0)]
+        if bad:
+            raise SystemExit(f"bench: Heed broke a gap or left work undone at {', '.join(bad)}")
 
 
 if __name__ == "__main__":
