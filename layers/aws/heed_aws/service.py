@@ -107,6 +107,14 @@ def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQ
         done = [_group_turns(g, crawler, journal) for g in groups.values()]
     outcomes = {o.msg_id: o for group in done for o in group}
     ordered = [outcomes[r["messageId"]] for r in records]
+    # A wait counts from the end of its turn: each token is hidden for what is left of it as
+    # soon as the turns are done, before the drain (SQS rounds up to whole seconds, so every
+    # moment between a turn and its hide lengthens the host's gap).
+    now = crawler.clock.now()
+    hides = [(o.receipt, o.hide.left(now) if isinstance(o.hide, TurnResult) else o.hide)
+             for o in ordered if o.hide is not None]
+    if hides:
+        queue.hide(hides)
     pendings = [o for o in ordered if o.pending is not None]
     if pendings:
         try:
@@ -115,18 +123,16 @@ def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQ
         except Exception as exc:  # noqa: BLE001 - the next turn of each host drains its outbox first
             logger.exception("drain failed", extra={"heed": "drain"})
             undrained = {o.pending.host: str(exc) for o in pendings if o.pending}
+        redrain = []
         for o in pendings:
             if o.pending is not None and o.pending.host in undrained and not o.failed:
                 # Not acknowledged: the token comes back soon, and its turn drains the outbox first.
-                o.failed, o.hide = True, _REDRAIN_S
+                o.failed = True
+                redrain.append((o.receipt, _REDRAIN_S))
+        if redrain:
+            queue.hide(redrain)
         if undrained:
             logger.warning("outbox not drained", extra={"heed": "drain", "hosts": sorted(undrained)})
-    hides = [(o.receipt, o.hide) for o in ordered if o.hide is not None]
-    if hides:
-        # A wait counts from the end of its turn, not from the end of the batch: each token is
-        # hidden for what is left of it (SQS rounds up to whole seconds, never shorter).
-        now = crawler.clock.now()
-        queue.hide([(r, w.left(now) if isinstance(w, TurnResult) else w) for r, w in hides])
     # Every record may have failed (all deferred): that is a normal answer, not an error.
     return {"batchItemFailures": [{"itemIdentifier": o.msg_id} for o in ordered if o.failed]}
 
