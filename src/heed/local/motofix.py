@@ -27,6 +27,7 @@ _COUNTS = {
     "ApproximateNumberOfMessagesNotVisible": "approximate_number_of_messages_not_visible",
 }
 _applied = False
+_original: Any = None  # moto's own property, kept so a test can compare the two
 
 
 class _LazyAttributes(Mapping[str, Any]):
@@ -36,8 +37,8 @@ class _LazyAttributes(Mapping[str, Any]):
         self._queue = queue
         self._fixed = fixed
 
-    def _count(self, name: str) -> str:
-        return str(getattr(self._queue, _COUNTS[name]))
+    def _count(self, name: str) -> Any:
+        return getattr(self._queue, _COUNTS[name])
 
     def __getitem__(self, key: str) -> Any:
         if key in _COUNTS:
@@ -67,7 +68,7 @@ def release_requests() -> None:
 
 def apply() -> None:
     """Install the fix (idempotent)."""
-    global _applied
+    global _applied, _original
     if _applied:
         return
     import time
@@ -82,7 +83,7 @@ def apply() -> None:
     models.unix_time = lambda dt=None: time.time() if dt is None else slow_seconds(dt)
 
     queue_cls = models.Queue
-    original = queue_cls.__dict__["attributes"]
+    original = _original = queue_cls.__dict__["attributes"]
     python_name: dict[str, str] = {}
 
     def attributes(self: Any) -> Mapping[str, Any]:
