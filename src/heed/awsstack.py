@@ -47,8 +47,8 @@ class Aws:
         return f" in {region}" if region else ""
 
 
-def stack_outputs(aws: Aws, stack: str) -> dict[str, str]:
-    """The stack's outputs by key; an unknown stack is a CommandError naming it."""
+def describe_stack(aws: Aws, stack: str) -> dict[str, Any]:
+    """The stack as CloudFormation describes it; an unknown stack is a CommandError naming it."""
     try:
         stacks = aws.client("cloudformation").describe_stacks(StackName=stack)["Stacks"]
     except ClientError as exc:
@@ -58,7 +58,12 @@ def stack_outputs(aws: Aws, stack: str) -> dict[str, str]:
         raise
     if not stacks:
         raise CommandError(f"no stack named {stack!r}{aws.where()}")
-    return {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", [])}
+    return dict(stacks[0])
+
+
+def stack_outputs(aws: Aws, stack: str) -> dict[str, str]:
+    """The stack's outputs by key; an unknown stack is a CommandError naming it."""
+    return {o["OutputKey"]: o["OutputValue"] for o in describe_stack(aws, stack).get("Outputs", [])}
 
 
 def output(outputs: dict[str, str], key: str, stack: str) -> str:

@@ -32,23 +32,8 @@ SIGNED_HEADERS = ("Signature", "Signature-Input", "Content-Digest")
 def signing_key(p: Profile) -> Any:
     """The Ed25519 key of a bot that signs (its ``key_file``, else its ``key_secret`` on AWS), or
     None. A key that cannot be read is a ``ProfileError`` in one line."""
-    from heed_core.identity.keys import IdentityError, read_key_file
-    from heed_core.identity.settings import WebBotAuthSettings
-
     settings = WebBotAuthSettings.from_profile(p)
-    if not settings.enabled:
-        return None
-    try:
-        if settings.key_file:
-            return read_key_file(settings.key_file)
-        from heed_aws.secrets import SecretUnavailable, load_private_key
-
-        try:
-            return load_private_key(str(settings.key_secret))
-        except SecretUnavailable as exc:
-            raise ProfileError(f"identity.web_bot_auth.key_secret: {exc} (try again later)") from exc
-    except IdentityError as exc:
-        raise ProfileError(f"identity.web_bot_auth: {exc}") from exc
+    return _signing_key(settings) if settings.enabled else None
 
 
 def _signing(p: Profile, key: Any) -> Signing | None:

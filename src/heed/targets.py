@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from heed.awsstack import Aws, CommandError, add_aws_arguments, aws_errors, output
+from heed.awsstack import Aws, CommandError, add_aws_arguments, aws_errors, describe_stack, output
 from heed.state_dir import LocalState, StateDirError, open_state
 
 __all__ = ["Target", "add_target_arguments", "open_target", "profile_of", "run"]
@@ -46,17 +46,9 @@ class Target:
 
 
 def _describe(aws: Aws, stack: str) -> tuple[dict[str, str], dict[str, str]]:
-    try:
-        stacks = aws.client("cloudformation").describe_stacks(StackName=stack)["Stacks"]
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") == "ValidationError":
-            raise CommandError(f"no stack named {stack!r}{aws.where()} (deployed with sam deploy --config-env <bot>?)") \
-                from exc
-        raise
-    if not stacks:
-        raise CommandError(f"no stack named {stack!r}{aws.where()}")
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", [])}
-    params = {p["ParameterKey"]: p.get("ParameterValue", "") for p in stacks[0].get("Parameters", [])}
+    found = describe_stack(aws, stack)
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in found.get("Outputs", [])}
+    params = {p["ParameterKey"]: p.get("ParameterValue", "") for p in found.get("Parameters", [])}
     return outputs, params
 
 
