@@ -385,17 +385,13 @@ class DynamoStore:
             self._call("delete_item", f"source {source_id}", TableName=self.table,
                        Key={"pk": _s("SOURCES"), "sk": _s(sk)})
 
+    def _source_items(self) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+        """The SOURCES partition (one Query, paged): the items and their read-states by source id."""
+        items, reads = self._source_items()
+        return items, reads
+
     def list_sources(self) -> list[Source]:
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"TableName": self.table, "KeyConditionExpression": "pk = :pk",
-                                  "ExpressionAttributeValues": {":pk": _s("SOURCES")}, "ConsistentRead": True}
-        while True:
-            resp = self._call("query", "sources", **kwargs)
-            items += resp.get("Items", [])
-            if "LastEvaluatedKey" not in resp:
-                break
-            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
-        reads = {i["sk"]["S"][: -len("#read")]: i for i in items if i["sk"]["S"].endswith("#read")}
+        items, reads = self._source_items()
         return [self._source(i, reads.get(i["sk"]["S"])) for i in items if not i["sk"]["S"].endswith("#read")]
 
     def block_domain(self, domain: str, reason: str) -> None:
@@ -542,16 +538,7 @@ class DynamoStore:
 
     def source_details(self) -> list[tuple[Source, dict[str, Any]]]:
         """Every source with the fields a Source does not carry: ``closed_at``, ``last_status``."""
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"TableName": self.table, "KeyConditionExpression": "pk = :pk",
-                                  "ExpressionAttributeValues": {":pk": _s("SOURCES")}, "ConsistentRead": True}
-        while True:
-            resp = self._call("query", "sources", **kwargs)
-            items += resp.get("Items", [])
-            if "LastEvaluatedKey" not in resp:
-                break
-            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
-        reads = {i["sk"]["S"][: -len("#read")]: i for i in items if i["sk"]["S"].endswith("#read")}
+        items, reads = self._source_items()
         out = []
         for item in items:
             if item["sk"]["S"].endswith("#read"):
