@@ -387,7 +387,16 @@ class DynamoStore:
 
     def _source_items(self) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
         """The SOURCES partition (one Query, paged): the items and their read-states by source id."""
-        items, reads = self._source_items()
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"TableName": self.table, "KeyConditionExpression": "pk = :pk",
+                                  "ExpressionAttributeValues": {":pk": _s("SOURCES")}, "ConsistentRead": True}
+        while True:
+            resp = self._call("query", "sources", **kwargs)
+            items += resp.get("Items", [])
+            if "LastEvaluatedKey" not in resp:
+                break
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+        reads = {i["sk"]["S"][: -len("#read")]: i for i in items if i["sk"]["S"].endswith("#read")}
         return items, reads
 
     def list_sources(self) -> list[Source]:
