@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -50,8 +51,8 @@ def _describe(aws: Aws, stack: str) -> tuple[dict[str, str], dict[str, str]]:
         stacks = aws.client("cloudformation").describe_stacks(StackName=stack)["Stacks"]
     except ClientError as exc:
         if exc.response.get("Error", {}).get("Code") == "ValidationError":
-            raise CommandError(f"no stack named {stack!r}{aws.where()} (deployed with sam deploy --config-env <bot>?)") \
-                from exc
+            raise CommandError(f"no stack named {stack!r}{aws.where()} "
+                               "(deployed with sam deploy --config-env <bot>?)") from exc
         raise
     if not stacks:
         raise CommandError(f"no stack named {stack!r}{aws.where()}")

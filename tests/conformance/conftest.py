@@ -13,21 +13,24 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import formatdate
+from itertools import pairwise
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
 import pytest
 import yaml
 
-from heed.demo.web import RecordingServer, RequestRecord, Route, Site
-from heed.local.runtime import REGION, LocalRun
 from heed_core.profile import Profile, load_profile_data
 from heed_core.work import Source
+
+from heed.demo.web import RecordingServer, RequestRecord, Route, Site
+from heed.local.runtime import REGION, LocalRun
 
 __all__ = [
     "BLOCK_IP", "G1_IPS", "FeedEntry", "RunOutput", "Scenario", "SteppedRun", "Web", "at", "cookie_routes",
@@ -156,13 +159,13 @@ def path_of(url: str) -> str:
 
 def gaps(log: Sequence[RequestRecord]) -> list[float]:
     """Seconds from the end of each request to the start of the next (AUBE-09's measure)."""
-    return [b.t_start - a.t_end for a, b in zip(log, log[1:])]
+    return [b.t_start - a.t_end for a, b in pairwise(log)]
 
 
 def overlaps(log: Sequence[RequestRecord]) -> list[tuple[RequestRecord, RequestRecord]]:
     """Pairs of requests that were in flight at the same time."""
     ordered = sorted(log, key=lambda r: r.t_start)
-    return [(a, b) for a, b in zip(ordered, ordered[1:]) if b.t_start < a.t_end]
+    return [(a, b) for a, b in pairwise(ordered) if b.t_start < a.t_end]
 
 
 # --- running a bot ------------------------------------------------------------------------------
@@ -555,8 +558,8 @@ def aube_round(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scenario]:
         "big": w.site("big", cookie_routes({
             "/robots.txt": robots("User-agent: *\nAllow: /\n"),
             "/feed.xml": feed_route(
-                [FeedEntry(f"Notizia {i}", "{{base}}/n/%d" % i,
-                           summary=LONG + "<img src='{{base}}/img/d%d.jpg'>" % i, extra=IMAGE_BITS
+                [FeedEntry(f"Notizia {i}", f"{{{{base}}}}/n/{i}",
+                           summary=LONG + f"<img src='{{{{base}}}}/img/d{i}.jpg'>", extra=IMAGE_BITS
                            + "<author>kari.nordmann@example.org (Kari Nordmann)</author>"
                            + "<dc:creator>Kari Nordmann</dc:creator>")
                  for i in range(45)],

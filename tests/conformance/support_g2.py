@@ -10,15 +10,18 @@ from __future__ import annotations
 import html
 import json
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
+
+from heed_core.profile import Profile
+from heed_core.work import Source
 
 from heed.demo.web import RecordingServer, RequestRecord, Route, Site
 from heed.local.runtime import REGION, LocalRun
-from heed_core.profile import Profile
-from heed_core.work import Source
 
 __all__ = [
     "G2_IPS", "ObservedRun", "RunOutput", "Web", "at", "gaps", "html_page", "in_flight_overlaps",
@@ -32,7 +35,7 @@ TEXT = "text/plain; charset=utf-8"
 # --- time ---------------------------------------------------------------------------------------
 def at(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> float:
     """Epoch seconds of a UTC wall time (rounds are scheduled in UTC)."""
-    return datetime(year, month, day, hour, minute, tzinfo=timezone.utc).timestamp()
+    return datetime(year, month, day, hour, minute, tzinfo=UTC).timestamp()
 
 
 def sim_time(iso: str) -> float:
@@ -152,7 +155,7 @@ class Web:
 
 def gaps(log: Sequence[RequestRecord]) -> list[float]:
     """Seconds from the end of each request to the start of the next (AUBE-09's measure)."""
-    return [b.t_start - a.t_end for a, b in zip(log, log[1:])]
+    return [b.t_start - a.t_end for a, b in pairwise(log)]
 
 
 def round_gaps(log: Sequence[RequestRecord], round_walls: Sequence[float]) -> list[float]:
@@ -168,7 +171,7 @@ def round_gaps(log: Sequence[RequestRecord], round_walls: Sequence[float]) -> li
 def in_flight_overlaps(log: Sequence[RequestRecord]) -> list[tuple[str, str]]:
     """Pairs of requests one site had in flight at the same time (COMMON-05)."""
     ordered = sorted(log, key=lambda r: r.t_start)
-    return [(a.path, b.path) for a, b in zip(ordered, ordered[1:]) if b.t_start < a.t_end]
+    return [(a.path, b.path) for a, b in pairwise(ordered) if b.t_start < a.t_end]
 
 
 # --- runs of the real stack ---------------------------------------------------------------------

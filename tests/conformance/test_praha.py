@@ -3,17 +3,29 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 
-from heed.demo.web import Route, challenge, redirect
 from heed_core.profile import load_profile, load_profile_data
 from heed_core.work import Source
 
-from tests.conformance.support_g2 import (ObservedRun, RunOutput, Web, at, gaps, html_page, in_flight_overlaps, rss,
-                                          run_bot, sim_time, text)
+from heed.demo.web import Route, challenge, redirect
+
+from tests.conformance.support_g2 import (
+    ObservedRun,
+    RunOutput,
+    Web,
+    at,
+    gaps,
+    html_page,
+    in_flight_overlaps,
+    rss,
+    run_bot,
+    sim_time,
+    text,
+)
 
 UA = "Praha-X/0.1 (+https://praha-x.cz/bot)"
 DAY = 86400.0
@@ -379,8 +391,8 @@ def test_praha_04_reads_nothing_more_and_keeps_no_home_page_content(site_check):
     assert set(web.paths("presmerovani")) == {"/robots.txt", "/", "/cs/", "/static/ikona.png"}
     assert set(web.paths("prosty")) == {"/robots.txt", "/", "/favicon.ico"}
     # AND no home page content is kept: a check record holds facts only, the bucket holds nothing
-    facts = {"detail_type", "bot", "id", "kind", "source", "source_url", "url", "reachable", "final_url", "status", "name",
-             "icon_url", "icon_status", "error"}
+    facts = {"detail_type", "bot", "id", "kind", "source", "source_url", "url", "reachable", "final_url", "status",
+             "name", "icon_url", "icon_status", "error"}
     assert all(set(i) <= facts for i in out.items_of("site.checked"))
     assert out.texts == {}
     assert not [r for r in web.all_logs() if r.header("Cookie")]

@@ -3,17 +3,36 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from heed.demo.web import Route, fail
 from heed_core.work import Source
 
-from tests.conformance.conftest import (START, Background, Scenario, SteppedRun, Web, at, derived, gaps, html_page, listing,
-                                        overlaps, path_of, robots, sim_times, sitemap_index, slow, start_cli_run,
-                                        urlset)
+from heed.demo.web import Route, fail
+
+from tests.conformance.conftest import (
+    START,
+    Background,
+    Scenario,
+    SteppedRun,
+    Web,
+    at,
+    derived,
+    gaps,
+    html_page,
+    listing,
+    overlaps,
+    path_of,
+    robots,
+    sim_times,
+    sitemap_index,
+    slow,
+    start_cli_run,
+    urlset,
+)
 
 DAY = 86400.0
 OPEN = "User-agent: *\nDisallow: /privat/\n"

@@ -3,20 +3,33 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
-from heed.demo.web import Hit, Route
-from heed.local.runtime import REGION
 from heed_core.profile import load_profile, load_profile_data
 from heed_core.work import Source
 
-from tests.conformance.support_g2 import (ObservedRun, RunOutput, Web, at, gaps, html_page, in_flight_overlaps,
-                                          run_bot, sim_time, sitemap, text)
-
 from heed_aws.operator import purge_domain
+
+from heed.demo.web import Hit, Route
+from heed.local.runtime import REGION
+
+from tests.conformance.support_g2 import (
+    ObservedRun,
+    RunOutput,
+    Web,
+    at,
+    gaps,
+    html_page,
+    in_flight_overlaps,
+    run_bot,
+    sim_time,
+    sitemap,
+    text,
+)
 
 UA = "SubsidieUpdate/1.0 (+https://www.subsidieupdate.nl/bot)"
 FRIDAY_7 = at(2026, 11, 6, 7)    # a working day: rounds at 07, 09, 11, 13, 15 (shipped schedule)

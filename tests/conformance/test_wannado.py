@@ -6,16 +6,19 @@ import ipaddress
 import json
 import re
 import urllib.request
+from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from heed.demo.web import Hit, Route
 from heed_core.extract.events import Event
 from heed_core.profile import load_profile, load_profile_data
 from heed_core.work import Source
+
+from heed.demo.web import Hit, Route
 
 from tests.conformance.support_g2 import RunOutput, Web, at, gaps, html_page, in_flight_overlaps, run_bot, sitemap, text
 
@@ -271,10 +274,10 @@ def test_wannado_05_pages_of_a_round_are_spaced_and_every_gap_kept(agenda):
     for site, first, second in (("theater", "/agenda/", "/programma/jazz-avond"),
                                 ("zaal", "/tickets/mijn-account", "/voorstelling/verhalen")):
         log = web.log(site)
-        for a, b in zip(log, log[1:]):
+        for a, b in pairwise(log):
             if a.path == first and b.path == second:
                 assert b.t_start - a.t_end >= SPACING, (site, b.t_start - a.t_end)
-        assert [(a.path, b.path) for a, b in zip(log, log[1:])].count((first, second)) == 2
+        assert [(a.path, b.path) for a, b in pairwise(log)].count((first, second)) == 2
 
 
 def test_wannado_05_shipped_profile_gap_and_six_minutes_between_pages(tmp_path: Path):

@@ -10,9 +10,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from heed.demo.web import RecordingServer, Route, Site
 from heed_core.profile import load_profile_data
 from heed_core.work import Source
+
+from heed.demo.web import RecordingServer, Route, Site
 
 from tests.faults.conftest import _jsonl
 
@@ -35,7 +36,8 @@ def test_aube_08_12_eight_cycles_one_robots_and_one_feed_read_a_cycle_and_a_fail
                     f"<description>Breve.</description></item>" for i in range(2))
     feed = Route(body=f'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>{{{{base}}}}/</link>'
                       f"{items}</channel></rss>", content_type="application/rss+xml", conditional=True)
-    article = Route(body="<!doctype html><html><head><title>N</title></head><body><main><p>Testo.</p></main></body></html>")
+    article = Route(body="<!doctype html><html><head><title>N</title></head>"
+                         "<body><main><p>Testo.</p></main></body></html>")
     site = Site(name="aube", routes={"/robots.txt": Route(body="User-agent: *\nAllow: /\n", content_type="text/plain"),
                                      "/feed.xml": _once_then(ref, "/feed.xml", feed),
                                      "/n/0": article, "/n/1": _once_then(ref, "/n/1", article)})

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from itertools import pairwise
+from typing import Any
 
 import pytest
 
@@ -17,6 +19,7 @@ from heed_core.rounds import Round, entry_items, round_id, round_tokens
 from heed_core.turn import TokenIn
 from heed_core.urls import origin
 from heed_core.work import Source, WorkItem
+
 from tests.support.fifo import FifoSim
 from tests.support.memstore import Exchange, FakeTokens, FakeTransport, ListJournal, ListResults, MemoryStore, Reply
 
@@ -149,7 +152,7 @@ def _no_sleeping(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def gaps(exchanges: list[Exchange]) -> list[float]:
-    return [b.result.t_start - a.result.t_end for a, b in zip(exchanges, exchanges[1:])]
+    return [b.result.t_start - a.result.t_end for a, b in pairwise(exchanges)]
 
 
 # --- COMMON-02: robots.txt first; nothing disallowed is fetched ----------------------------------------
@@ -464,7 +467,8 @@ def test_spring_09_aube_12_robots_reread_only_after_the_cache_ttl(bot: str, ttl:
     r = rig(bot)
     assert r.profile.get("robots.cache_ttl_s") == ttl
     purpose, task = KIND[bot]
-    r.transport.script(SITE + "/robots.txt", robots("User-agent: *\nAllow: /\n"), robots("User-agent: *\nDisallow: /\n"))
+    r.transport.script(SITE + "/robots.txt", robots("User-agent: *\nAllow: /\n"),
+                       robots("User-agent: *\nDisallow: /\n"))
     for path in ("/x", "/y", "/z"):  # three pages (AUBE-08 and -03 let no page of AubeBot be read twice so soon)
         r.transport.script(SITE + path, plain_reply(purpose))
 

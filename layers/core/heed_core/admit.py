@@ -6,8 +6,8 @@ wants of each global cap; the executor takes them; ``finalize`` admits that many
 the host's own caps only for what was admitted (a refused candidate never uses up a cap)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Mapping
 
 from heed_core.hoststate import HostView
 from heed_core.tasks import Candidate, Cap, Skip

@@ -8,8 +8,9 @@ host's item; the effects that leave the host go into its outbox, drained by the 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from heed_core import admit as admission
 from heed_core import politeness
@@ -17,8 +18,8 @@ from heed_core.drain import Pending, drain
 from heed_core.errors import TransientError
 from heed_core.extract.events import Event
 from heed_core.extract.subsidy import main_text
-from heed_core.hoststate import TOKENS_FOR_S, HostView, Outbox, TokenOut
-from heed_core.ports import Clock, FetchRequest, FetchResult, Transport
+from heed_core.hoststate import INLINE_AUX_BYTES, TOKENS_FOR_S, HostView, Outbox, TokenOut
+from heed_core.ports import Clock, FetchResult, Transport
 from heed_core.profile import Profile
 from heed_core.refusals import iso
 from heed_core.robots_step import settle_robots
@@ -177,23 +178,24 @@ class Crawler:
                 # The gap after robots.txt; settle_robots lengthens it to a Crawl-delay now known.
                 v.pacing = replace(v.pacing, next_allowed=max(
                     v.pacing.next_allowed, t_end + float(self.p.get("politeness.min_delay_s"))), last_end=t_end)
-            settled = settle_robots(self.p, v, result, plan.hops, item.round_start, now)
-            if settled.aux is not None:
-                self.store.put_aux(v.host, "robots", settled.aux)
-            if settled.stop is not None:
-                until, reason = settled.stop
+            answer = settle_robots(self.p, v, result, plan.hops, item.round_start, now)
+            if answer.aux is not None:
+                self.store.put_aux(v.host, "robots", answer.aux)
+            if answer.stop is not None:
+                until, reason = answer.stop
                 stop_host(v, until, reason)
-                if settled.stop_action == "close_source":
+                if answer.stop_action == "close_source":
                     extra = Settled()
-                    close_source(self.p, v, item.source_id, result.url, reason, settled.detail, now, extra)
+                    close_source(self.p, v, item.source_id, result.url, reason, answer.detail, now, extra)
                     events += extra.events
                     sources += extra.sources
         elif plan.role == "tdmrep":
             body = result.body if result.status == 200 else b""
             ttl = float(self.p.get("robots.cache_ttl_s"))
-            rec = {"status": result.status, "body": body.decode("utf-8", "replace")}
+            text = body.decode("utf-8", "replace")
+            rec: dict[str, Any] = {"status": result.status, "body": text}
             v.tdmrep = {"exp": t_end + ttl, "stamp": t_end, "rec": rec}
-            if len(rec["body"]) > 1200:
+            if len(text) > INLINE_AUX_BYTES:
                 self.store.put_aux(v.host, "tdmrep", {"stamp": t_end, "rec": rec})
                 v.tdmrep["rec"] = None
             # PRAHA-06: the gap after this request is the host's effective delay (Crawl-delay included).

@@ -8,8 +8,9 @@ PutEvents and that mark can repeat events; each carries its deterministic ``id``
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from heed_core.errors import TransientError
 from heed_core.hoststate import DrainMark, Outbox

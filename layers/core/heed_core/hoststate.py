@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from heed_core.errors import InputError
 from heed_core.politeness import HostState

@@ -13,9 +13,10 @@ import dataclasses
 import difflib
 import types
 import typing
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass
-from functools import lru_cache
-from typing import Any, Callable, Literal, Mapping, Union
+from functools import cache
+from typing import Any, Literal, Union
 
 
 class ProfileError(ValueError):
@@ -56,7 +57,7 @@ def unknown(where: str, name: str, known: list[str], noun: str = "key") -> Profi
     return ProfileError(f"{where}: unknown {noun} ({hint})")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
@@ -165,6 +166,8 @@ def _convert_list(item: Any, value: Any, where: str, meta: Key, bad: Callable[..
     plain: list[Any] = []
     for i, v in enumerate(value):
         at = f"{where}[{i}]"
+        t: Any
+        p: Any
         if dataclasses.is_dataclass(item):
             if not isinstance(v, Mapping):
                 raise ProfileError(f"{at}: {v!r} is not valid (must be a mapping of keys)")
@@ -198,7 +201,7 @@ def _convert_mapping(item: Any, value: Any, where: str, meta: Key) -> tuple[Any,
 
 
 def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value):
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
         hints = _hints(type(value))
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
                 if not (getattr(value, f.name) is None and dataclasses.is_dataclass(_optional(hints[f.name])[1]))}
@@ -214,7 +217,7 @@ def build(cls: type, raw: Mapping[str, Any], where: str = "") -> tuple[Any, dict
 
     Optional sections that are absent stay absent in the plain mapping (code that reads it
     with `.get(name) or {}` sees no section), every other absent key gets its default."""
-    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    names = [f.name for f in dataclasses.fields(cls)]
     noun = getattr(cls, "_unknown_noun", "key")
     for k in raw:
         if k not in names:
@@ -222,7 +225,7 @@ def build(cls: type, raw: Mapping[str, Any], where: str = "") -> tuple[Any, dict
     hints = _hints(cls)
     values: dict[str, Any] = {}
     plain: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for f in dataclasses.fields(cls):
         at = f"{where}.{f.name}" if where else f.name
         meta = _meta(f)
         tp = hints[f.name]
@@ -259,7 +262,7 @@ def fields_of(cls: type) -> list[tuple[str, Any, Key, Any]]:
     """(name, type, Key, default) of each field: for generated key references."""
     hints = _hints(cls)
     out = []
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for f in dataclasses.fields(cls):
         default = f.default if f.default is not MISSING else (
             f.default_factory() if f.default_factory is not MISSING else MISSING)
         out.append((f.name, hints[f.name], _meta(f), default))

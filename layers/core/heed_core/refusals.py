@@ -1,7 +1,7 @@
 """Why a work item is settled without a request: the site, the operator or our own promises say no."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from heed_core.hoststate import HostView
 from heed_core.profile import Profile
@@ -12,7 +12,7 @@ __all__ = ["iso", "refusal"]
 
 
 def iso(t: float) -> str:
-    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def refusal(profile: Profile, view: HostView, item: WorkItem, now: float) -> tuple[str, str] | None:

@@ -96,10 +96,10 @@ def settle_robots(profile: Profile, view: HostView, result: FetchResult, hops: i
     if result.status == 429 or challenge:
         # SPRING-05 / PRAHA-07: "too many requests" (or a challenge) on robots.txt is the site
         # asking us to stop, not a missing file: stop the host, or close the source.
-        outcome = classify(result, responses=profile.get("responses"), retries_used_today=0, now=now,
-                           challenge=challenge)
-        return RobotsSettled(stop=(outcome.until or now, outcome.reason), stop_action=outcome.action,
-                             detail=outcome.detail)
+        answer = classify(result, responses=profile.get("responses"), retries_used_today=0, now=now,
+                          challenge=challenge)
+        return RobotsSettled(stop=(answer.until or now, answer.reason), stop_action=answer.action,
+                             detail=answer.detail)
     policy = RobotsFetchPolicy.from_mapping(profile.get("robots"))
     outcome = robots_from_response(result.status, result.error, result.body, policy)
     ttl = float(profile.get("robots.cache_ttl_s"))

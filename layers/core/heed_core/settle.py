@@ -5,8 +5,9 @@ the source, give up), the task of the item's kind reads a good body, and everyth
 is written into the turn's copy of the host view or returned as effects for the outbox."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from heed_core import politeness
 from heed_core.extract.challenge import is_challenge

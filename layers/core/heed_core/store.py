@@ -6,7 +6,8 @@ host), ``write_host`` (one conditional write: the lease and the commit in one), 
 every turn of an invocation, ``write_drained`` (the URL records and the drain marks)."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from heed_core.hoststate import DrainMark, HostRecord, Outbox, TokenOut
 from heed_core.work import Source, UrlRecord

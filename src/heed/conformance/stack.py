@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import time
 import zlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from heed_core.profile import Profile, deep_merge, validate
 from heed_core.work import Source

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import csv
 import difflib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -208,7 +209,9 @@ def load_sources_csv(path: Path, profile: Profile) -> list[Source]:
         where = f"{path}: line {number}"
         if len(row) > len(header):
             raise SourcesError(f"{where}: {len(row)} cells for {len(header)} columns")
-        raw = {column: _csv_cell(column, cell.strip()) for column, cell in zip(header, row) if cell.strip()}
+        # A short row leaves its last columns out (a row longer than the header was refused above).
+        cells = zip(header, row, strict=False)
+        raw = {column: _csv_cell(column, cell.strip()) for column, cell in cells if cell.strip()}
         src = source_from_mapping(raw, profile, where, ", column ")
         if src.id in seen:
             what = "id" if "id" in raw else "url and kind"
