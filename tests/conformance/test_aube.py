@@ -14,27 +14,10 @@ from heed_core.work import Source
 from heed.demo.web import Route
 from heed.samconfig import deploy_env
 
-from tests.conformance.conftest import (
-    LONG,
-    RFC_ALLOWED,
-    RFC_DISALLOWED,
-    Background,
-    FeedEntry,
-    Scenario,
-    SteppedRun,
-    Web,
-    at,
-    derived,
-    feed_route,
-    gaps,
-    html_page,
-    overlaps,
-    path_of,
-    robots,
-    sim_times,
-    slow,
-    start_cli_run,
-)
+from tests.support.pages import FeedEntry, feed_route, html_page, robots, slow
+from tests.support.runs import Background, Scenario, SteppedRun, at, derived, sim_times, start_cli_run
+from tests.support.scenarios import LONG, RFC_ALLOWED, RFC_DISALLOWED
+from tests.support.web import Web, gaps, overlaps, path_of
 
 T10 = at("2026-12-01T10:00:00Z")
 QUARTER = 900.0

@@ -18,28 +18,20 @@ from heed_aws.operator import purge_domain
 from heed.demo.web import Route
 from heed.local.resources import load_template
 
-from tests.conformance.conftest import (
-    BLOCK_IP,
+from tests.support.pages import (
     PAGE_TRAPS,
-    RFC_ALLOWED,
-    RFC_DISALLOWED,
-    START,
     TRAP_PREFIXES,
     FeedEntry,
-    Scenario,
-    SteppedRun,
-    Web,
     cookie_routes,
-    derived,
     feed_route,
-    gaps,
     html_page,
     listing,
-    overlaps,
-    path_of,
     robots,
     urlset,
 )
+from tests.support.runs import Scenario, SteppedRun, derived
+from tests.support.scenarios import RFC_ALLOWED, RFC_DISALLOWED, START
+from tests.support.web import BLOCK_IP, Web, gaps, overlaps, path_of
 
 ROOT = Path(__file__).resolve().parents[2]
 

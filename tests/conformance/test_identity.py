@@ -23,8 +23,10 @@ from heed_core.work import Source
 from heed.demo.web import Route, redirect
 from heed.infopage import write_info_page
 
-from tests.conformance.conftest import FeedEntry, SteppedRun, Web, at, derived, feed_route, html_page, robots, run_bot
 from tests.integration.test_identity_transport import independent_check
+from tests.support.pages import FeedEntry, feed_route, html_page, robots
+from tests.support.runs import SteppedRun, at, derived, run_bot
+from tests.support.web import Web
 
 AGENT = "https://aube.news" + DIRECTORY_PATH
 # Far from the real time on purpose: a signature dated by the simulated clock would be outside its

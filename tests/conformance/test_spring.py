@@ -13,26 +13,10 @@ from heed_core.work import Source
 
 from heed.demo.web import Route, fail
 
-from tests.conformance.conftest import (
-    START,
-    Background,
-    Scenario,
-    SteppedRun,
-    Web,
-    at,
-    derived,
-    gaps,
-    html_page,
-    listing,
-    overlaps,
-    path_of,
-    robots,
-    sim_times,
-    sitemap_index,
-    slow,
-    start_cli_run,
-    urlset,
-)
+from tests.support.pages import html_page, listing, robots, sitemap_index, slow, urlset
+from tests.support.runs import Background, Scenario, SteppedRun, at, derived, sim_times, start_cli_run
+from tests.support.scenarios import START
+from tests.support.web import Web, gaps, overlaps, path_of
 
 DAY = 86400.0
 OPEN = "User-agent: *\nDisallow: /privat/\n"

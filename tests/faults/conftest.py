@@ -9,7 +9,6 @@ the same invariants: each URL fetched once (or the documented, bounded refetch),
 or doubled, no gap shorter than the host's gap."""
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import Counter
@@ -27,6 +26,8 @@ from heed_core.work import Source
 
 from heed.demo.web import RecordingServer, RequestRecord, Route, Site
 from heed.local.runtime import InvocationCrash, LocalRun
+
+from tests.support.runs import read_jsonl
 
 # The faults suite's loopback addresses (the conformance suites use 127.0.0.100-179).
 IPS = tuple(f"127.0.0.{n}" for n in range(180, 200))
@@ -178,17 +179,13 @@ class Crawl:
     faults: Faults
 
     def requests(self) -> list[dict[str, Any]]:
-        return _jsonl(self.out / "requests.jsonl")
+        return read_jsonl(self.out / "requests.jsonl")
 
     def items(self) -> list[dict[str, Any]]:
-        return _jsonl(self.out / "items.jsonl")
+        return read_jsonl(self.out / "items.jsonl")
 
     def skips(self) -> list[dict[str, Any]]:
-        return _jsonl(self.out / "skips.jsonl")
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+        return read_jsonl(self.out / "skips.jsonl")
 
 
 def crawl(p: Profile, web: FaultWeb, out: Path, faults: Faults | None = None, *,

@@ -15,7 +15,7 @@ from heed_core.work import Source
 
 from heed.demo.web import RecordingServer, Route, Site
 
-from tests.faults.conftest import _jsonl
+from tests.support.runs import read_jsonl
 
 CYCLE = 900.0
 START = datetime.fromisoformat("2026-12-01T10:00:00+00:00").timestamp()
@@ -52,7 +52,7 @@ def test_aube_08_12_eight_cycles_one_robots_and_one_feed_read_a_cycle_and_a_fail
         run = LocalRun(profile, [Source("aube", server.base_url + "/feed.xml", "feed")], start=START,
                        until=START + 7 * CYCLE, out_dir=tmp_path, allow_private=True)
         summary = run.run()
-        reqs = _jsonl(tmp_path / "requests.jsonl")
+        reqs = read_jsonl(tmp_path / "requests.jsonl")
 
         def t(r: dict[str, Any]) -> float:
             return datetime.fromisoformat(r["t_start"].replace("Z", "+00:00")).timestamp()
