@@ -38,6 +38,10 @@ HOST_ITEM_TTL_S = 30 * 86400.0
 
 @dataclass
 class TurnResult:
+    """What the caller does with the token after a turn: ``ack`` (delete it: its work is done or
+    handed on) or ``defer`` (hide it for ``delay_s``, counted from ``at``; ``left(now)`` says
+    what remains). ``pending`` is the committed outbox to drain, ``wake`` the hosts it gave work."""
+
     action: str  # "ack": the token is done | "defer": hide it for ``delay_s``
     delay_s: float = 0.0
     requests: int = 0
@@ -52,6 +56,18 @@ class TurnResult:
 
 
 class Crawler:
+    """The executor of host turns: the pure plan (``turn.plan_turn``), at most one request through
+    ``transport`` (or ``render`` for a rendered agenda page), the pure settlement of its answer,
+    and one conditional commit to ``store``. Every request and skip goes to ``journal``; texts go
+    to ``results`` before the commit that points at them; events, URL records and tokens for
+    other hosts leave through the host's outbox (drained by the caller, or here first if a crash
+    left one behind). It reads the time only from ``clock``.
+
+    Guarantees (COMMON-05): a request is made only while this token holds the host's lease (a
+    conditional write), only once the host's gap has passed on ``clock``, and the gap written
+    after it counts from the request's end. Raises ``TransientError`` when the store is busy or
+    the host's item changed under the turn (the token comes back; nothing was half-committed)."""
+
     def __init__(self, profile: Profile, store: HostStore, transport: Transport, journal: Journal,
                  results: Results, clock: Clock, *, tokens: Tokens | None = None,
                  render: Callable[[str, int], FetchResult] | None = None, extractor: Any = None) -> None:
@@ -71,7 +87,10 @@ class Crawler:
     # --- the turn -------------------------------------------------------------------------
     def host_turn(self, token: TokenIn) -> TurnResult:
         """One turn for the host ``token`` names: at most one request, one commit; the answer says
-        whether the token is done (ack) or comes back after a wait (defer)."""
+        whether the token is done (ack) or comes back after a wait (defer). A turn never sleeps:
+        a host that is not ready answers ``defer`` with the wait, counted from ``TurnResult.at``.
+        ``TransientError`` (store busy, the item changed, an outbox that would not drain) means
+        the token comes back and the turn is done again from the new state."""
         result = self._turn(token)
         result.at = self.clock.now()  # a wait counts from here (a little late: never shorter)
         return result
