@@ -173,7 +173,7 @@ class Crawler:
             return TurnResult("defer", delay_s=1.0, why="lease_taken")
         result = self._fetch(plan)
         t_end = result.t_end or self.clock.now()
-        other.pacing = replace(other.pacing, next_allowed=t_end + float(self.p.get("politeness.min_delay_s")),
+        other.pacing = replace(other.pacing, next_allowed=self._gap_end(t_end, self.p.politeness.min_delay_s),
                                last_end=t_end)
         if self._write(gate, claimed, other, None, 0.0, None, t_end) is None:
             raise TransientError(f"{gate}: the hop host changed during the turn")
@@ -195,8 +195,8 @@ class Crawler:
         if plan.role == "robots":
             if not hop_elsewhere:
                 # The gap after robots.txt; settle_robots lengthens it to a Crawl-delay now known.
-                v.pacing = replace(v.pacing, next_allowed=max(
-                    v.pacing.next_allowed, t_end + float(self.p.get("politeness.min_delay_s"))), last_end=t_end)
+                gap_end = self._gap_end(t_end, self.p.politeness.min_delay_s)
+                v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, gap_end), last_end=t_end)
             answer = settle_robots(self.p, v, result, plan.hops, item.round_start, now)
             if answer.aux is not None:
                 self.store.put_aux(v.host, "robots", answer.aux)
@@ -218,7 +218,8 @@ class Crawler:
                 self.store.put_aux(v.host, "tdmrep", {"stamp": t_end, "rec": rec})
                 v.tdmrep["rec"] = None
             # PRAHA-06: the gap after this request is the host's effective delay (Crawl-delay included).
-            v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, t_end + plan.delay), last_end=t_end)
+            gap_end = self._gap_end(t_end, plan.delay)
+            v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, gap_end), last_end=t_end)
         else:
             first_records = v.nurl == 0  # no URL of this host was ever recorded before this turn
             settled = self._settle_item(v, item, result, plan, now)
@@ -313,6 +314,10 @@ class Crawler:
         if self.store.write_host(token.host, v.version, owner=v.owner, lease_until=v.lease_until,
                                  state=v.state_blob(now), outbox=rec.outbox, expires_at=now + HOST_ITEM_TTL_S):
             self._journal_skips(skips, now)
+
+    def _gap_end(self, t_end: float, delay_s: float) -> float:
+        # COMMON-05 across machines: the clock-skew margin goes on every gap this turn writes.
+        return politeness.next_allowed_after(t_end, delay_s, self.p.politeness.clock_skew_margin_s)
 
     def _next_wait(self, v: HostView, now: float) -> float:
         soonest = min(i.not_before for i in v.frontier)

@@ -64,6 +64,8 @@ class Politeness:
     round_spacing_jitter_s: float = key(0, ge=0, doc="plus up to this much more, spread per page")
     max_in_flight: int | None = key(None, ge=1,
                                     doc="requests at once over all hosts (null: no cap; one per host always)")
+    clock_skew_margin_s: float = key(0.1, ge=0, doc="added to every gap written: the next request's earliest "
+                                                    "start is written by one machine's clock and read by another's")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 from heed_core.extract.challenge import is_challenge
 from heed_core.hoststate import INLINE_AUX_BYTES, HostView
+from heed_core.politeness import next_allowed_after
 from heed_core.ports import FetchResult
 from heed_core.profile import Profile
 from heed_core.responses import REDIRECT_STATUSES, classify
@@ -78,12 +79,12 @@ def request_url(view: HostView, now: float) -> tuple[str, int]:
 
 @dataclass(frozen=True)
 class RobotsSettled:
-    aux: dict[str, Any] | None = None  # a big copy to put beside the host item before the commit
     """What one robots.txt answer leads to beyond the host view: a big copy to put beside the
     host item first (``aux``), or the site's request to stop (``stop``: until when and why, and
     whether the host stops or the source closes, with the ``detail``); ``redirected``: the
     answer was a redirect hop, to be read next."""
 
+    aux: dict[str, Any] | None = None  # a big copy to put beside the host item before the commit
     stop: tuple[float, str] | None = None  # SPRING-05 / PRAHA-07: (until, reason) the site asked us to stop
     stop_action: str = "stop_host"
     redirected: bool = False
@@ -134,5 +135,6 @@ def settle_robots(profile: Profile, view: HostView, result: FetchResult, hops: i
         # The Crawl-delay now known lengthens the gap after this very request.
         delay = effective_delay(min_delay, outcome.robots.crawl_delay(profile.robots_token),
                                 float(profile.get("politeness.crawl_delay_cap_s")))
-        view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, t_end + delay))
+        gap_end = next_allowed_after(t_end, delay, profile.politeness.clock_skew_margin_s)
+        view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, gap_end))
     return RobotsSettled(aux=aux)

@@ -95,7 +95,8 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
     if item.purpose in SPACED_PURPOSES:
         delay = politeness.spaced_delay(delay, float(profile.get("politeness.round_spacing_s")),
                                         float(profile.get("politeness.round_spacing_jitter_s") or 0), item.work_id)
-    view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, t_end + delay), last_end=t_end)
+    gap_end = politeness.next_allowed_after(t_end, delay, profile.politeness.clock_skew_margin_s)
+    view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, gap_end), last_end=t_end)
     if outcome.action == "retry":
         # SPRING-06: the same item again later today; a failed answer is not a read (AUBE-03).
         view.frontier.append(replace(item, attempts=item.attempts + 1, not_before=outcome.retry_at or now))

@@ -22,7 +22,8 @@ from heed.local.runtime import REGION, LocalRun
 
 __all__ = ["Output", "Stack", "derive", "sim_time"]
 
-_DURATIONS = ("min_delay_s", "crawl_delay_cap_s", "round_spacing_s", "round_spacing_jitter_s")
+# The waits a shape scales (the clock-skew margin is part of every gap, so it scales with them).
+_DURATIONS = ("min_delay_s", "crawl_delay_cap_s", "round_spacing_s", "round_spacing_jitter_s", "clock_skew_margin_s")
 
 
 def derive(profile: Profile, scale: float, changes: Mapping[str, Any] | None = None) -> Profile:

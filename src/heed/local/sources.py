@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from heed_core.errors import one_line
 from heed_core.netguard import parse_target
 from heed_core.profile import TASK_KINDS, Profile
 from heed_core.urls import BadUrl, authority
@@ -19,7 +20,11 @@ __all__ = ["OPTIONS", "SourcesError", "load_source_file", "load_sources", "load_
 
 
 class SourcesError(ValueError):
-    """A sources file that cannot be used. The message names the entry, the key and the reason."""
+    """A sources file that cannot be used. The message names the entry, the key and the reason,
+    on one line (what the file holds is shown escaped)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))
 
 
 _COMMON = ("id", "url", "kind")
