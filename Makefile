@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV   := .venv
 TOOLS  := .venv-tools
 
-.PHONY: demo test unit sam-check wheel-check bench install tools clean
+.PHONY: demo test unit lint sam-check wheel-check bench install tools clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,11 +31,18 @@ unit: install
 wheel-check: install
 	$(VENV)/bin/pytest -q tests/integration/test_wheel.py
 
+# The house checks itself: the core's and the AWS layer's types (mypy --strict), lint on everything (ruff).
+lint: install
+	$(VENV)/bin/mypy --strict -p heed_core -p heed_aws
+	$(VENV)/bin/ruff check .
+
 sam-check: install tools
 	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh
 
 test: install tools
 	$(VENV)/bin/pytest
+	$(VENV)/bin/mypy --strict -p heed_core -p heed_aws
+	$(VENV)/bin/ruff check .
 	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh
 	$(VENV)/bin/heed samconfig --check
 	bench/run --size smoke --check

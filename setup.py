@@ -14,7 +14,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-STACK_DIR = "heed/_stack"  # heed.local.runtime.ROOT looks here first
+STACK_DIR = "heed/_stack"  # heed.local.root.ROOT looks here first
 
 
 def stack_files() -> list[str]:

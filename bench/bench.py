@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +77,7 @@ def site_view(log: list[dict[str, Any]], hosts: dict[str, Any], delay: float) ->
     for ip, recs in by_host.items():
         recs.sort(key=lambda r: r["t_start"])
         required = max(delay, hosts[ip].crawl_delay or 0.0)
-        for a, b in zip(recs, recs[1:]):
+        for a, b in pairwise(recs):
             gap = b["t_start"] - a["t_end"]
             ratios.append(gap / required)
             violations += gap < required - 0.001
@@ -92,7 +93,8 @@ def cost_per_million(h: dict[str, Any]) -> dict[str, float]:
     """Dollars per million pages on AWS, by what is billed (NAT data apart)."""
     pages = max(1, h["requests"])
     scale = 1e6 / pages
-    lam = h["billed_s"] * h["fetcher_memory_mb"] / 1024 * PRICES["lambda_gb_s"] + h["invocations"] * PRICES["lambda_request"]
+    lam = (h["billed_s"] * h["fetcher_memory_mb"] / 1024 * PRICES["lambda_gb_s"]
+           + h["invocations"] * PRICES["lambda_request"])
     out = {
         "lambda": lam * scale,
         "sqs": h["sqs_requests"] * PRICES["sqs_fifo_request"] * scale,
@@ -166,7 +168,8 @@ def report(res: dict[str, Any]) -> str:
 
     both("requests seen by the sites", lambda r: str(r["site"]["requests"]))
     both("site-side span / ideal", lambda r: f"{r['site']['span_s']:.1f} s / {r['site']['ideal_s']:.1f} s")
-    both("efficiency (ideal / span)", lambda r: _fmt(r["site"]["ideal_s"] / r["site"]["span_s"] if r["site"]["span_s"] else 0))
+    both("efficiency (ideal / span)",
+         lambda r: _fmt(r["site"]["ideal_s"] / r["site"]["span_s"] if r["site"]["span_s"] else 0))
     both("gap violations", lambda r: f"{r['site']['violations']} of {r['site']['gaps']}")
     both("gap / required: median, p99, min",
          lambda r: f"{r['site']['ratio_median']:.2f}, {r['site']['ratio_p99']:.2f}, {r['site']['ratio_min']:.2f}")
@@ -188,7 +191,8 @@ def report(res: dict[str, Any]) -> str:
                      f"DynamoDB {c['dynamodb']:.2f}, EventBridge {c['eventbridge']:.2f}, S3 {c['s3']:.2f}); "
                      f"NAT data apart at ${c['nat_per_gb']}/GB")
         lines.append(f"  ({h['invocations']} fetcher invocations of {h['concurrency']} at once, billed "
-                     f"{h['billed_s']:.1f} s; {h['wru']:.0f} WRU, {h['rru']:.0f} RRU; max receive count {h['max_receive_count']})")
+                     f"{h['billed_s']:.1f} s; {h['wru']:.0f} WRU, {h['rru']:.0f} RRU; "
+                     f"max receive count {h['max_receive_count']})")
     return "\n".join(lines)
 
 

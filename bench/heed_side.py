@@ -18,11 +18,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fixture_web import PORT, make_hosts  # noqa: E402
-
-from heed.local.runtime import LocalRun  # noqa: E402
 from heed_core.profile import load_profile_data  # noqa: E402
 from heed_core.work import Source  # noqa: E402
+
+from heed.local.runtime import LocalRun  # noqa: E402
+
+from fixture_web import PORT, make_hosts  # noqa: E402
 
 
 def _size(value: dict[str, Any]) -> int:
@@ -148,7 +149,8 @@ def main() -> None:
     print(json.dumps({
         "requests": requests, "left": left, "wall_s": wall,
         "cpu_s": (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime),
-        "sys_s": cpu1.ru_stime - cpu0.ru_stime, "ctx_switches": (cpu1.ru_nvcsw - cpu0.ru_nvcsw) + (cpu1.ru_nivcsw - cpu0.ru_nivcsw),
+        "sys_s": cpu1.ru_stime - cpu0.ru_stime,
+        "ctx_switches": (cpu1.ru_nvcsw - cpu0.ru_nvcsw) + (cpu1.ru_nivcsw - cpu0.ru_nivcsw),
         "rss_mb": cpu1.ru_maxrss / 1024, "calls": dict(counter.calls), "setup_calls": setup_calls,
         "rru": counter.rru, "wru": counter.wru, "events": counter.events, "s3_puts": counter.s3_puts,
         "s3_gets": counter.s3_gets, "sqs_requests": counter.sqs_requests, "billed_s": run.billed_s,

@@ -5,8 +5,9 @@ import json
 import logging
 import re
 import urllib.request
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError

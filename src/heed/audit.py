@@ -12,16 +12,18 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 from botocore.exceptions import ClientError
 
-from heed.awsstack import Aws, CommandError, add_aws_arguments, aws_errors, output, stack_outputs
 from heed_core.urls import BadUrl, authority
+
+from heed.awsstack import Aws, CommandError, add_aws_arguments, aws_errors, output, stack_outputs
 
 DEFAULT_WINDOW = timedelta(hours=24)  # deployed: Logs Insights bills what it scans
 RESULT_LIMIT = 10_000  # the most rows one Logs Insights query returns
@@ -98,7 +100,7 @@ def parse_time(text: str | None, flag: str) -> float | None:
     except ValueError as exc:
         raise CommandError(f"{flag}: {text!r} is not an ISO 8601 time (e.g. 2026-11-30T06:00:00Z)") from exc
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
 
 
@@ -219,11 +221,12 @@ def deployed_records(logs: Any, log_group: str, host: HostFilter, since: float, 
 def table(rows: list[dict[str, Any]]) -> str:
     one_host = len({r["host"] for r in rows}) <= 1
     header = ["TIME", "METHOD", "STATUS", "PURPOSE", "BYTES", "SOURCE", "PATH" if one_host else "URL"]
-    body = [[str(r["t_start"] or "-"), r["method"], str(r["status"] if r["status"] is not None else r.get("error", "-")),
-             str(r["purpose"] or "-"), str(r["bytes"] if r["bytes"] is not None else "-"), str(r["source"] or "-"),
+    body = [[str(r["t_start"] or "-"), r["method"],
+             str(r["status"] if r["status"] is not None else r.get("error", "-")), str(r["purpose"] or "-"),
+             str(r["bytes"] if r["bytes"] is not None else "-"), str(r["source"] or "-"),
              r["path"] if one_host else r["url"]] for r in rows]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header) - 1)]
-    return "\n".join("  ".join([*(cell.ljust(w) for cell, w in zip(line, widths)), line[-1]]).rstrip()
+    return "\n".join("  ".join([*(cell.ljust(w) for cell, w in zip(line[:-1], widths, strict=True)), line[-1]]).rstrip()
                      for line in [header, *body])
 
 
@@ -236,14 +239,16 @@ def register(subparsers: Any) -> None:
         description="Every request the bot made to one host, with its time, method, path, status, purpose, "
                     "bytes and the source that caused it: from a local run's requests.jsonl (--out), or from "
                     "a deployed stack's fetcher logs through CloudWatch Logs Insights (--stack).")
-    audit.add_argument("--host", required=True, help="a host name (example.org), host:port, or a URL reduced to its host")
+    audit.add_argument("--host", required=True,
+                       help="a host name (example.org), host:port, or a URL reduced to its host")
     audit.add_argument("--since", metavar="T",
                        help="ISO 8601 start (default: everything locally; 24 hours before --until deployed)")
     audit.add_argument("--until", metavar="T", help="ISO 8601 end (default: everything locally; now deployed)")
     audit.add_argument("--json", action="store_true", help="one JSON object per request instead of a table")
     where = audit.add_mutually_exclusive_group(required=True)
     where.add_argument("--out", metavar="DIR", help="a `heed local run --out` folder (its requests.jsonl)")
-    where.add_argument("--stack", metavar="NAME", help="a deployed bot's stack: its fetcher's logs, through Logs Insights")
+    where.add_argument("--stack", metavar="NAME",
+                       help="a deployed bot's stack: its fetcher's logs, through Logs Insights")
     add_aws_arguments(audit)
     audit.add_argument("--timeout", metavar="S", type=float, default=120.0,
                        help="seconds to wait for Logs Insights (default 120)")
@@ -293,4 +298,4 @@ def _audit(args: argparse.Namespace, aws: Aws, now: Callable[[], float], sleep: 
 
 
 def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

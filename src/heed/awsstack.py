@@ -1,13 +1,21 @@
-"""A deployed bot's stack, as the operator commands (audit, dlq) reach it: a session, its outputs, AWS's "no" in one line."""
+"""A deployed bot's stack, as the operator commands (audit, dlq) reach it: a session, its outputs, AWS's "no" in
+one line."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import boto3
-from botocore.exceptions import (BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError,
-                                 NoRegionError, ProfileNotFound)
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    ProfileNotFound,
+)
 
 
 class CommandError(Exception):
@@ -53,8 +61,8 @@ def describe_stack(aws: Aws, stack: str) -> dict[str, Any]:
         stacks = aws.client("cloudformation").describe_stacks(StackName=stack)["Stacks"]
     except ClientError as exc:
         if exc.response.get("Error", {}).get("Code") == "ValidationError":
-            raise CommandError(f"no stack named {stack!r}{aws.where()} (deployed with sam deploy --config-env <bot>?)") \
-                from exc
+            raise CommandError(f"no stack named {stack!r}{aws.where()} "
+                               "(deployed with sam deploy --config-env <bot>?)") from exc
         raise
     if not stacks:
         raise CommandError(f"no stack named {stack!r}{aws.where()}")

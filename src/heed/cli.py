@@ -9,9 +9,10 @@ import os
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, NoReturn
 
 
 class UsageError(Exception):
@@ -69,7 +70,7 @@ def _time(text: str | None, name: str) -> float | None:
     except ValueError as exc:
         raise UsageError(f"{name}: {text!r} is not an ISO 8601 time (e.g. 2026-11-30T06:00:00Z)") from exc
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
 
 
@@ -88,7 +89,7 @@ def cmd_local_run(args: argparse.Namespace) -> int:
     from heed.local.sources import SourcesError, load_sources
     from heed.state_dir import StateDir, StateDirError
 
-    start = _time(args.start, "--start") or datetime.now(timezone.utc).timestamp()
+    start = _time(args.start, "--start") or datetime.now(UTC).timestamp()
     until = _time(args.until, "--until") or start
     if until < start:
         raise UsageError("--until is before --start")
@@ -193,8 +194,9 @@ def _domain(text: str) -> str:
 def cmd_operator(args: argparse.Namespace) -> int:
     from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
-    from heed_aws.store import StoreError
     from heed_core.errors import HeedError
+
+    from heed_aws.store import StoreError
 
     if getattr(args, "domain", None) is not None:
         _domain(args.domain)

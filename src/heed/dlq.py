@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -85,7 +85,7 @@ def resolve(sqs: Any, *, dlq_url: str | None = None, work_url: str | None = None
 
 def _iso_ms(value: Any) -> str | None:
     try:
-        return datetime.fromtimestamp(int(value) / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return datetime.fromtimestamp(int(value) / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     except (TypeError, ValueError):
         return None
 
@@ -176,7 +176,7 @@ def table(rows: list[dict[str, Any]], *, moved: bool = False) -> str:
     body = [[str(r["host"] or "-"), str(r["round_id"] or "-"), str(r["receives"] if r["receives"] is not None else "-"),
              str(r["sent"] or "-"), str(r["token_id"]), str(r["new_token_id"] if moved else r["body"])] for r in rows]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header) - 1)]
-    return "\n".join("  ".join([*(cell.ljust(w) for cell, w in zip(line, widths)), line[-1]]).rstrip()
+    return "\n".join("  ".join([*(cell.ljust(w) for cell, w in zip(line[:-1], widths, strict=True)), line[-1]]).rstrip()
                      for line in [header, *body])
 
 
@@ -197,7 +197,8 @@ def register(subparsers: Any) -> None:
     dlq = subparsers.add_parser("dlq", help="a deployed bot's dead-letter queue: list it, redrive it",
                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = dlq.add_subparsers(dest="dlq_command", required=True)
-    for name, text in (("list", "show the tokens in the DLQ (host, token id, receive count, body) without removing them"),
+    for name, text in (("list",
+                        "show the tokens in the DLQ (host, token id, receive count, body) without removing them"),
                        ("redrive", "move the DLQ's tokens back to the work queue")):
         cmd = commands.add_parser(name, help=text, description=text)
         where = cmd.add_mutually_exclusive_group(required=True)

@@ -11,10 +11,11 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from heed.awsstack import Aws, CommandError
 from heed.targets import Target, open_target, profile_of, run
@@ -23,7 +24,7 @@ __all__ = ["cmd_explain_state", "explain_url"]
 
 
 def _iso(t: float | None) -> str | None:
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if t else None
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if t else None
 
 
 def _robots(profile: Any, view: Any, url: str, now: float) -> dict[str, Any] | None:
@@ -61,7 +62,8 @@ def _item_for(profile: Any, url: str, view: Any, record: Any, sources: list[Any]
         return queued[0], None
     mine = [s for s in sources if s.url == url or url in (s.options.get("sitemaps") or [])]
     for src in mine:
-        items, skips = entry_items(profile, Round(round_id(now, src.kind), now, src.kind), [src], now, {url: record} if record else {})
+        known = {url: record} if record else {}
+        items, skips = entry_items(profile, Round(round_id(now, src.kind), now, src.kind), [src], now, known)
         if skips:
             return None, {"reason": skips[0][1], "detail": skips[0][2], "source": src.id}
         for item in items:
@@ -72,7 +74,8 @@ def _item_for(profile: Any, url: str, view: Any, record: Any, sources: list[Any]
     src = by_id.get(str(recent[2])) if recent else None
     purpose = str(recent[1]) if recent else "page"
     task = src.kind if src is not None else "page"
-    return WorkItem(url=url, purpose=purpose, task=task, source_id=src.id if src else (str(recent[2]) if recent else ""),
+    source_id = src.id if src else (str(recent[2]) if recent else "")
+    return WorkItem(url=url, purpose=purpose, task=task, source_id=source_id,
                     source_url=src.url if src else url, round_id=round_id(now, "explain"), round_start=now,
                     depth=0 if src is not None and src.url == url else 1, seen=record), None
 
@@ -143,7 +146,8 @@ def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str,
                 "content_hash": record.content_hash}
     robots = _robots(profile, view, url, now)
     item, round_skip = _item_for(profile, url, view, record, sources, now)
-    decision = {"action": "skip", **round_skip, "at": "the round's start"} if round_skip else _plan_now(profile, view, item, now)
+    decision = ({"action": "skip", **round_skip, "at": "the round's start"} if round_skip
+                else _plan_now(profile, view, item, now))
     pace = view.pacing
     delay = effective_delay(float(profile.get("politeness.min_delay_s")), (robots or {}).get("crawl_delay"),
                             float(profile.get("politeness.crawl_delay_cap_s")))
@@ -158,7 +162,8 @@ def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str,
         pacing["round_spacing_s"] = float(profile.get("politeness.round_spacing_s"))  # WANNADO-05
     why_not = []
     if view.blocked or in_domain(host, profile.get("operator.blocked_domains") or []):
-        why_not.append({"reason": "blocked_by_operator", "detail": view.blocked or "the profile's operator.blocked_domains"})
+        why_not.append({"reason": "blocked_by_operator",
+                        "detail": view.blocked or "the profile's operator.blocked_domains"})
     if robots and robots.get("allowed") is False:
         why_not.append({"reason": "robots_disallowed", "detail": f"{robots['rule']} (line {robots['line']}, "
                                                                  f"group {robots['group']})"})
@@ -252,7 +257,8 @@ def _human(e: dict[str, Any]) -> str:
         lines.append(f"due:      source {d['source']} next in the round of {d['next_due'] or '- (closed)'}")
     for h in e.get("history") or []:
         what = h.get("status", h.get("reason", h.get("detail_type", "")))
-        lines.append(f"history:  {h['record']} {h.get('t_start') or h.get('t') or ''} {what} {h.get('detail') or ''}".rstrip())
+        when = h.get("t_start") or h.get("t") or ""
+        lines.append(f"history:  {h['record']} {when} {what} {h.get('detail') or ''}".rstrip())
     return "\n".join(lines)
 
 

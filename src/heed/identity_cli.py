@@ -19,9 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["register"]
 
@@ -127,7 +128,7 @@ def _when(text: str | None) -> float:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:
         raise _Mistake(f"--at: {text!r} is not an ISO 8601 time or epoch seconds") from exc
-    return (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)).timestamp()
+    return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp()
 
 
 def _captured(text: str) -> tuple[str, str, list[tuple[str, str]]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -87,8 +87,8 @@ def _created() -> datetime:
     # Reproducible builds: SOURCE_DATE_EPOCH fixes the creationTime of ips.json.
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch and epoch.isdigit():
-        return datetime.fromtimestamp(int(epoch), tz=timezone.utc)
-    return datetime.now(timezone.utc)
+        return datetime.fromtimestamp(int(epoch), tz=UTC)
+    return datetime.now(UTC)
 
 
 def ips_json(p: Profile, created: datetime | None = None) -> str:
@@ -136,7 +136,7 @@ def write_key_directory(p: Profile, key: Any, out: Path, *, now: float | None = 
     from heed_core.identity.directory import directory_url, signed_directory
 
     url = directory_url(str(p.get("identity.web_bot_auth.signature_agent")))
-    when = datetime.now(timezone.utc).timestamp() if now is None else now
+    when = datetime.now(UTC).timestamp() if now is None else now
     doc = signed_directory([key], url=url, now=when)
     parts = urlsplit(url)
     path = out / parts.netloc / parts.path.lstrip("/")

@@ -6,12 +6,14 @@ robots.txt: it takes effect on the host's next request, skipped as ``blocked_by_
 from __future__ import annotations
 
 import argparse
+import functools
 import ipaddress
 import json
 import sys
 import time
-from datetime import datetime, timezone
-from typing import Any, Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 from heed.awsstack import Aws, CommandError
@@ -22,7 +24,7 @@ __all__ = ["domain_argument", "is_public_suffix", "register"]
 
 
 def _iso(t: float | None) -> str | None:
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if t else None
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if t else None
 
 
 def is_public_suffix(name: str) -> bool:
@@ -168,8 +170,10 @@ def register(subparsers: Any) -> None:
     """Adds `heed block`, `unblock`, `blocks` and `purge` to the `heed` command's subparsers."""
     block = subparsers.add_parser("block", help="stop fetching from a host or domain and its subdomains, "
                                                 "robots.txt or not (COMMON-08)")
-    block.add_argument("name", metavar="HOST|DOMAIN", help="example.com, news.example.com (a URL is reduced to its host)")
-    block.add_argument("--reason", default="stop requested by the site owner", help="kept with the block, shown in skips")
+    block.add_argument("name", metavar="HOST|DOMAIN",
+                       help="example.com, news.example.com (a URL is reduced to its host)")
+    block.add_argument("--reason", default="stop requested by the site owner",
+                       help="kept with the block, shown in skips")
     block.add_argument("--force", action="store_true", help="block a public suffix (com, co.uk) all the same")
     unblock = subparsers.add_parser("unblock", help="lift a block")
     unblock.add_argument("name", metavar="HOST|DOMAIN")
@@ -183,7 +187,7 @@ def register(subparsers: Any) -> None:
     for cmd, func in ((block, _block), (unblock, _unblock), (blocks, _blocks), (purge, _purge)):
         add_target_arguments(cmd)
         cmd.add_argument("--json", action="store_true", help="JSON for scripts")
-        cmd.set_defaults(func=lambda args, f=func, name=cmd.prog.split()[-1], **kw: cmd_ops(args, f, name, **kw))
+        cmd.set_defaults(func=functools.partial(cmd_ops, func=func, name=cmd.prog.split()[-1]))
 
 
 def cmd_ops(args: argparse.Namespace, func: Callable[..., int], name: str, *, aws: Aws | None = None,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 INTERVAL_S = 5.0  # between two lines when stderr is not a terminal
 WIDTH = 30

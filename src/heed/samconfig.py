@@ -6,9 +6,9 @@ import difflib
 import json
 import math
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from heed_core.profile import BUILTIN_BOTS, Profile, ProfileError, load_profile
 

@@ -9,14 +9,16 @@ import argparse
 import json
 import sys
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
-from heed.awsstack import Aws, CommandError
 from heed_aws.operator import TurnWait
+
+from heed.awsstack import Aws, CommandError
 from heed.progress import Progress
 from heed.targets import Target, add_target_arguments, open_target, profile_of, run
 
@@ -30,7 +32,7 @@ TURN_WAIT = TurnWait(max_s=300.0)
 
 
 def _iso(t: float | None) -> str | None:
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if t is not None else None
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if t is not None else None
 
 
 def next_due(profile: Any, src: Any, now: float) -> float | None:
@@ -59,7 +61,7 @@ def next_due(profile: Any, src: Any, now: float) -> float | None:
 
 def _entry_url(src: Any) -> str:
     if src.kind in ("subsidy", "agenda"):
-        from heed_core.urls import origin, authority
+        from heed_core.urls import authority, origin
 
         maps = list(src.options.get("sitemaps") or [])
         return maps[0] if maps else origin(authority(src.url)) + "/sitemap.xml"
@@ -104,15 +106,16 @@ def _table(rows: list[dict[str, Any]]) -> str:
              f"since {r['closed_since'] or '?'}: {r['closed_reason']}" if r["closed"] else "-",
              "-" if r["items_found"] is None else str(r["items_found"]), r["url"]] for r in rows]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header) - 1)]
-    return "\n".join("  ".join([*(c.ljust(w) for c, w in zip(line, widths)), line[-1]]).rstrip()
+    return "\n".join("  ".join([*(c.ljust(w) for c, w in zip(line[:-1], widths, strict=True)), line[-1]]).rstrip()
                      for line in [header, *body])
 
 
 # --- the commands -------------------------------------------------------------------------------
 
 def _add(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
-    from heed.local.sources import source_from_mapping
     from heed_aws.operator import import_sources
+
+    from heed.local.sources import source_from_mapping
 
     raw: dict[str, Any] = {"url": args.url, "kind": args.kind}
     if args.id is not None:
@@ -150,8 +153,9 @@ def _add(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
 
 
 def _import(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
-    from heed.local.sources import load_source_file
     from heed_aws.operator import import_sources
+
+    from heed.local.sources import load_source_file
 
     path = Path(args.file)
     progress = Progress(f"import {path.name}")
@@ -210,7 +214,8 @@ def _show(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
         for host, rec in sorted(target.store.read_hosts(entry_hosts(src)).items()):
             view = HostView.from_record(rec)
             hosts.append({"host": host, "blocked": view.blocked,
-                          "stopped_until": _iso(view.pacing.stopped_until) if view.pacing.stopped_until > now() else None,
+                          "stopped_until": (_iso(view.pacing.stopped_until)
+                                            if view.pacing.stopped_until > now() else None),
                           "stop_reason": view.pacing.stop_reason if view.pacing.stopped_until > now() else None,
                           "closed_here": view.closed.get(src.id),
                           "queued": sum(1 for i in view.frontier if i.source_id == src.id)})

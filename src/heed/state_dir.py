@@ -14,10 +14,11 @@ import fcntl
 import json
 import os
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 FORMAT = 1
 MANIFEST = "heed-state.json"
@@ -103,7 +104,8 @@ class StateDir:
                 raise StateDirError(f"--state: {self.path} is not a heed state directory "
                                     f"(`heed local run --state {self.path}` makes one)")
             if self.path.is_dir() and any(p.name != ".lock" for p in self.path.iterdir()):
-                raise StateDirError(f"--state: {self.path} is a folder with other files in it, not a heed state directory")
+                raise StateDirError(f"--state: {self.path} is a folder with other files in it, "
+                                    "not a heed state directory")
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -250,7 +252,7 @@ def open_state(path: Path, *, write: bool, bot: str | None = None) -> Iterator[L
     from moto import mock_aws
 
     from heed.local.resources import create_stack_resources
-    from heed.local.runtime import ROOT
+    from heed.local.root import ROOT
 
     sd = StateDir(path)
     manifest = sd.prepare(create=write) or {"format": FORMAT}

@@ -2,18 +2,22 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterator
+from collections.abc import Iterator
+from itertools import pairwise
+from typing import Any
 
 import pytest
 
-from heed.demo.web import Route
-from heed.samconfig import deploy_env
 from heed_core.profile import load_profile
 from heed_core.work import Source
 
-from tests.conformance.conftest import (LONG, RFC_ALLOWED, RFC_DISALLOWED, Background, FeedEntry, Scenario,
-                                        SteppedRun, Web, at, derived, feed_route, gaps, html_page, overlaps,
-                                        path_of, robots, sim_times, slow, start_cli_run)
+from heed.demo.web import Route
+from heed.samconfig import deploy_env
+
+from tests.support.pages import FeedEntry, feed_route, html_page, robots, slow
+from tests.support.runs import Background, Scenario, SteppedRun, at, derived, sim_times, start_cli_run
+from tests.support.scenarios import LONG, RFC_ALLOWED, RFC_DISALLOWED
+from tests.support.web import Web, gaps, overlaps, path_of
 
 T10 = at("2026-12-01T10:00:00Z")
 QUARTER = 900.0
@@ -201,7 +205,7 @@ def test_aube_08_one_feed_read_per_source_every_15_minutes(cycles: dict[str, Any
     for server in (cycles["one"], cycles["two"]):
         reads = sim_times(_host(out, server, "feed"))
         # THEN consecutive reads of one source's feed are at least 15 minutes apart, 304s included
-        assert all(b - a >= QUARTER for a, b in zip(reads, reads[1:])), reads
+        assert all(b - a >= QUARTER for a, b in pairwise(reads)), reads
 
 
 def test_aube_12_ban_takes_effect_within_a_quarter_hour(cycles: dict[str, Any]):
@@ -238,7 +242,7 @@ def caps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     art = Route(body=html_page("Articolo", "<main><article><p>Testo.</p></article></main>"))
 
     def feed(gen: int) -> Route:
-        return feed_route([FeedEntry(f"{gen}-{i}", "{{base}}/art/%d-%d" % (gen, i), summary="Breve.")
+        return feed_route([FeedEntry(f"{gen}-{i}", f"{{{{base}}}}/art/{gen}-{i}", summary="Breve.")
                            for i in range(4)])
     sites = [w.site(f"f{n}", {"/robots.txt": robots("User-agent: *\nAllow: /\n"), "/feed.xml": feed(0)},
                     fallback=art) for n in range(3)]
@@ -278,15 +282,14 @@ def start_in_background() -> Background:
     conftest starts at collection: a 45-item feed that takes 0.6 s to answer, with one short
     item, and a second host asking for Crawl-delay 2.5 s."""
     w = Web()
-    items = [FeedEntry(f"N{i}", "{{base}}/n/%d" % i, summary=LONG) for i in range(45)]
+    items = [FeedEntry(f"N{i}", f"{{{{base}}}}/n/{i}", summary=LONG) for i in range(45)]
     items[0] = FeedEntry("Breve 1", "{{base}}/art/1", summary="Breve.")
     x = w.site("x", {"/robots.txt": robots("User-agent: *\nAllow: /\n"), "/feed.xml": slow(feed_route(items), 0.6),
                      "/art/1": Route(body=html_page("Articolo", "<main><article><p>Testo.</p></article></main>"))})
     y = w.site("y", {"/robots.txt": robots("User-agent: AubeBot\nCrawl-delay: 2.5\n"),
                      "/feed.xml": feed_route([FeedEntry("Y", "{{base}}/y/1", summary=LONG)])})
-    return start_cli_run("aubebot", w, {"x": x, "y": y},
-                         [{"id": s, "url": site.base_url + "/feed.xml", "kind": "feed"} for s, site in (("x", x), ("y", y))],
-                         start="2026-12-01T10:00:00Z", patience_s=8)
+    sources = [{"id": s, "url": site.base_url + "/feed.xml", "kind": "feed"} for s, site in (("x", x), ("y", y))]
+    return start_cli_run("aubebot", w, {"x": x, "y": y}, sources, start="2026-12-01T10:00:00Z", patience_s=8)
 
 
 @pytest.fixture(scope="module")

@@ -4,19 +4,34 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from heed.demo.web import Route
-from heed.local.resources import load_template
 from heed_core.profile import BUILTIN_BOTS, load_profile
 from heed_core.work import Source
 
-from tests.conformance.conftest import (BLOCK_IP, PAGE_TRAPS, RFC_ALLOWED, RFC_DISALLOWED, START, TRAP_PREFIXES,
-                                        FeedEntry, Scenario, SteppedRun, Web, cookie_routes, derived, feed_route,
-                                        gaps, html_page, listing, overlaps, path_of, robots, urlset)
+from heed_aws.operator import purge_domain
+
+from heed.demo.web import Route
+from heed.local.resources import load_template
+
+from tests.support.pages import (
+    PAGE_TRAPS,
+    TRAP_PREFIXES,
+    FeedEntry,
+    cookie_routes,
+    feed_route,
+    html_page,
+    listing,
+    robots,
+    urlset,
+)
+from tests.support.runs import Scenario, SteppedRun, derived
+from tests.support.scenarios import RFC_ALLOWED, RFC_DISALLOWED, START
+from tests.support.web import BLOCK_IP, Web, gaps, overlaps, path_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -262,7 +277,7 @@ def test_common_08_everything_stored_from_a_domain_can_be_deleted(web: Web, tmp_
                               Source("o", other.base_url + "/liste/", "page")], tmp_path, start=START - 60) as run:
         run.round(START)
         assert blocked.host in run.stored_text()
-        run.store.delete_domain(BLOCK_IP)
+        purge_domain(run.store, BLOCK_IP)
         stored = run.stored_text()
         run.finish()
     assert blocked.host not in stored and other.host in stored

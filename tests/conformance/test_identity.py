@@ -15,15 +15,18 @@ import json
 import time
 from pathlib import Path
 
-from heed.demo.web import Route, redirect
-from heed.infopage import write_info_page
 from heed_core.identity.directory import DIRECTORY_PATH
 from heed_core.identity.keys import read_key_file, thumbprint, write_new_key_file
 from heed_core.identity.verify import directory_keys, verify_directory, verify_request
 from heed_core.work import Source
 
-from tests.conformance.conftest import FeedEntry, SteppedRun, Web, at, derived, feed_route, html_page, robots, run_bot
+from heed.demo.web import Route, redirect
+from heed.infopage import write_info_page
+
 from tests.integration.test_identity_transport import independent_check
+from tests.support.pages import FeedEntry, feed_route, html_page, robots
+from tests.support.runs import SteppedRun, at, derived, run_bot
+from tests.support.web import Web
 
 AGENT = "https://aube.news" + DIRECTORY_PATH
 # Far from the real time on purpose: a signature dated by the simulated clock would be outside its

@@ -3,24 +3,26 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 
-from heed.demo.web import Route, challenge, redirect
 from heed_core.profile import load_profile, load_profile_data
 from heed_core.work import Source
 
-from tests.conformance.support_g2 import (ObservedRun, RunOutput, Web, at, gaps, html_page, in_flight_overlaps, rss,
-                                          run_bot, sim_time, text)
+from heed.demo.web import Route, challenge, redirect
+
+from tests.support.pages import FeedEntry, html_page, rss, text
+from tests.support.runs import ObservedRun, RunOutput, at, run_bot, utc
+from tests.support.web import Web, gaps, overlaps
 
 UA = "Praha-X/0.1 (+https://praha-x.cz/bot)"
 DAY = 86400.0
 WEEK = 7 * DAY
 # Monday 2 November 2026: feed rounds at 06:00 and 10:00 (the shipped cron(0 6,10,14,18 * * ? *)).
-MONDAY_6 = at(2026, 11, 2, 6)
-MONDAY_10 = at(2026, 11, 2, 10)
+MONDAY_6 = utc(2026, 11, 2, 6)
+MONDAY_10 = utc(2026, 11, 2, 10)
 DELAY = 0.2  # the derived profile's gap; the shipped 3 s is checked in test_praha_06_shipped_profile_...
 
 LONG_SUMMARY = ("Rada městské části schválila stavbu nové lávky pro pěší a cyklisty mezi Holešovicemi a Karlínem. "
@@ -34,6 +36,7 @@ ARTICLES = {
     "/interni/pokyn": ("Interní pokyn", None),  # disallowed for Praha-X by robots.txt
 }
 PRESS = ("/tiskove/1", "/tiskove/2")
+DATE = "Mon, 02 Nov 2026 05:00:00 GMT"  # every item's pubDate
 BROWSER_HEADERS = ("cookie", "upgrade-insecure-requests", "sec-fetch-mode", "sec-fetch-site", "sec-ch-ua")
 
 
@@ -45,7 +48,7 @@ def _article(title: str, tdm: str | None) -> Route:
             "<form action=\"/hledat\" method=\"post\"><input name=\"q\"><button>Hledat</button></form>"
             "<p><a href=\"/mapa-webu\">Mapa webu</a> <a href=\"/kontakt\">Kontakt</a></p></article>")
     headers = (("Set-Cookie", "relace=abc123; Path=/"),) + ((("tdm-reservation", "1"),) if tdm == "header" else ())
-    return Route(body=html_page(title, body, head), headers=headers)
+    return Route(body=html_page(title, body, head, lang="cs", main=True), headers=headers)
 
 
 def _atom(base: str) -> str:
@@ -58,27 +61,26 @@ def _atom(base: str) -> str:
 
 
 def _magistrat(base: str) -> dict[str, Route]:
-    items = [{"title": t, "path": p, "date": "Mon, 02 Nov 2026 05:00:00 GMT",
-              "summary": LONG_SUMMARY if p == "/clanky/lavka" else f"Krátký kontext: {t}."}
+    items = [FeedEntry(t, base + p, date=DATE,
+                       summary=LONG_SUMMARY if p == "/clanky/lavka" else f"Krátký kontext: {t}.")
              for p, (t, _) in ARTICLES.items()]
     routes = {
         "/robots.txt": text("User-agent: *\nDisallow: /admin/\n\nUser-agent: Praha-X\nDisallow: /interni/\n"),
         # Not conditional: the second round reads every item again and must still not reopen an article.
-        "/aktuality/rss.xml": Route(body=rss(base, items), content_type="application/rss+xml",
+        "/aktuality/rss.xml": Route(body=rss(items, base=base, title="Zprávy"), content_type="application/rss+xml",
                                     headers=(("Set-Cookie", "sledovani=1; Path=/"),)),
         "/tiskove/atom.xml": Route(body=_atom(base), content_type="application/atom+xml", conditional=True),
         "/.well-known/tdmrep.json": Route(body=json.dumps([{"location": "/vyhrazeno/*", "tdm-reservation": 1}]),
                                           content_type="application/json"),
     }
     routes.update({p: _article(t, tdm) for p, (t, tdm) in ARTICLES.items()})
-    routes.update({p: Route(body=html_page("Tisková zpráva", "<p>Text.</p>")) for p in PRESS})
+    routes.update({p: Route(body=html_page("Tisková zpráva", "<p>Text.</p>", lang="cs", main=True)) for p in PRESS})
     return routes
 
 
 def _feed_site(status_route: Route) -> Callable[[str], dict[str, Route]]:
     def routes(base: str) -> dict[str, Route]:
-        ok = rss(base, [{"title": "Zpráva", "path": "/zprava/1", "date": "Mon, 02 Nov 2026 05:00:00 GMT",
-                         "summary": "Krátce."}])
+        ok = rss([FeedEntry("Zpráva", base + "/zprava/1", date=DATE, summary="Krátce.")], base=base, title="Zprávy")
         return {"/robots.txt": text("User-agent: *\nAllow: /\n"), "/rss.xml": status_route,
                 "/ok.xml": Route(body=ok, content_type="application/rss+xml")}
     return routes
@@ -104,7 +106,7 @@ def feeds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Web, RunOu
         web.add("magistrat", "127.0.0.140", _magistrat)
         web.add("zakaz", "127.0.0.141", lambda b: {
             "/robots.txt": text("User-agent: Praha-X\nDisallow: /\n\nUser-agent: *\nAllow: /\n"),
-            "/rss.xml": Route(body=rss(b, [{"title": "x", "path": "/x", "date": "Mon, 02 Nov 2026 05:00:00 GMT"}]),
+            "/rss.xml": Route(body=rss([FeedEntry("x", b + "/x", date=DATE, summary="")], base=b, title="Zprávy"),
                               content_type="application/rss+xml")})
         web.add("odmitnuti", ["127.0.0.142", "127.0.0.143"], _feed_site(Route(body="<h1>403</h1>", status=403)),
                 hostname="zavreno.praha.test")
@@ -152,7 +154,7 @@ def _gets(web: Web, site: str, path: str) -> int:
 def test_praha_01_keeps_headline_date_link_and_short_context_from_rss_and_atom(feeds):
     web, out = feeds
     m = web.base("magistrat")
-    found = {i["url"]: i for i in out.items_of("item.found")}
+    found = {i["url"]: i for i in out.found("item.found")}
     # GIVEN an RSS feed with five items and an Atom feed with two WHEN both are read
     # THEN every item is kept with its headline, date, link and a short context
     for path, (title, _) in ARTICLES.items():
@@ -164,7 +166,7 @@ def test_praha_01_keeps_headline_date_link_and_short_context_from_rss_and_atom(f
     assert {found[m + p]["source"] for p in PRESS} == {"tiskove"}
     # AND nothing else about an item is kept
     allowed = {"detail_type", "bot", "id", "kind", "source", "source_url", "url", "title", "published", "summary"}
-    assert all(set(i) <= allowed for i in out.items_of("item.found"))
+    assert all(set(i) <= allowed for i in out.found("item.found"))
 
 
 # --- PRAHA-02 / PRAHA-05 -------------------------------------------------------------------------
@@ -177,7 +179,7 @@ def test_praha_02_opens_the_article_of_an_item_it_writes_about_once_and_keeps_it
     # AND the press releases' articles were never opened
     assert not [p for p in web.paths("magistrat") if p.startswith("/tiskove/") and not p.endswith(".xml")]
     # AND its text is kept as working material in the bucket, not in the published event
-    read = [i for i in out.items_of("article.read") if i["url"] == m + "/clanky/lavka"]
+    read = [i for i in out.found("article.read") if i["url"] == m + "/clanky/lavka"]
     assert len(read) == 1 and "text" not in read[0]
     kept = out.texts[read[0]["text_key"]]
     assert len(kept) == 1 and "Stavba začne na jaře" in kept[0]
@@ -186,7 +188,7 @@ def test_praha_02_opens_the_article_of_an_item_it_writes_about_once_and_keeps_it
 def test_praha_05_feeds_read_every_round_articles_only_once(feeds):
     web, out = feeds
     m = web.base("magistrat")
-    feed_reads = [sim_time(r["t_start"]) for r in out.requests if r["url"] == m + "/aktuality/rss.xml"]
+    feed_reads = [at(r["t_start"]) for r in out.requests if r["url"] == m + "/aktuality/rss.xml"]
     # GIVEN two feed rounds four hours apart THEN the feed was read in both
     assert len(out.rounds) == 2 and len(feed_reads) == 2
     assert feed_reads[0] < MONDAY_10 <= feed_reads[1]
@@ -215,7 +217,7 @@ def test_praha_03_tdm_reservation_by_header_meta_or_tdmrep_json_keeps_no_text(fe
         if how is not None:
             assert how in reserved[m + path]
     # AND no text of them is kept: the bucket holds the unreserved article only
-    read = {i["url"] for i in out.items_of("article.read")}
+    read = {i["url"] for i in out.found("article.read")}
     assert read == {m + "/clanky/lavka"}
     kept = " ".join(v for vs in out.texts.values() for v in vs)
     assert "Karlova mostu" not in kept and "2027" not in kept and "Výroční" not in kept
@@ -226,7 +228,7 @@ def test_praha_06_one_request_at_a_time_per_site_with_the_gap_and_no_site_crawl(
     web, out = feeds
     for site in ("magistrat", "odmitnuti", "pretizeno", "vyzva"):
         log = web.log(site)
-        assert in_flight_overlaps(log) == []
+        assert overlaps(log) == []
         assert min(out.gaps(log), default=DELAY) >= DELAY, (site, out.gaps(log))
     # Never the whole site: only what a feed published (links inside the articles are not followed).
     published = {"/robots.txt", "/aktuality/rss.xml", "/tiskove/atom.xml", "/.well-known/tdmrep.json", *ARTICLES}
@@ -236,7 +238,7 @@ def test_praha_06_one_request_at_a_time_per_site_with_the_gap_and_no_site_crawl(
 
 def test_praha_08_not_a_browser_and_fills_no_forms(feeds):
     web, out = feeds
-    log = web.all_logs()
+    log = web.log()
     assert log
     # GIVEN sites that set cookies and article pages with a search form, scripts, styles and images
     # THEN every request is a GET with Praha-X's own identity and nothing a browser sends
@@ -257,7 +259,7 @@ def test_praha_07_refusal_stops_and_closes_the_source(feeds, site: str, reason: 
     # THEN it saw robots.txt and that one feed request, in the first round, and nothing since:
     # not the refused feed again, not the other feed on the same site, not in the second round
     assert web.paths(site) == ["/robots.txt", "/rss.xml"]
-    closed = [i for i in out.items_of("source.closed") if i["source"] == site]
+    closed = [i for i in out.found("source.closed") if i["source"] == site]
     assert len(closed) == 1 and closed[0]["reason"] == reason
     assert base + "/ok.xml" in out.skip_urls("host_stopped")
     # AND the next round left the closed source out before anything was sent
@@ -272,7 +274,7 @@ def test_praha_07_refusal_at_robots_txt_stops_before_anything_else(feeds, site: 
     # GIVEN a site that answers robots.txt itself with a 429 or a challenge page
     # THEN it saw that one request, in two rounds, and the source is closed
     assert web.paths(site) == ["/robots.txt"]
-    assert [i["source"] for i in out.items_of("source.closed") if i["source"].startswith(site)] == [site]
+    assert [i["source"] for i in out.found("source.closed") if i["source"].startswith(site)] == [site]
 
 
 def test_praha_07_never_retries_with_other_addresses_or_identities(feeds):
@@ -282,7 +284,7 @@ def test_praha_07_never_retries_with_other_addresses_or_identities(feeds):
     assert len(by_address) == 2
     # THEN after the 403 nothing went to the other address, and one identity was used throughout
     assert sorted(len(v) for v in by_address.values()) == [0, 2]
-    log = web.all_logs()
+    log = web.log()
     assert len({r.client.rsplit(":", 1)[0] for r in log}) == 1
     assert {r.header("User-Agent") for r in log} == {UA}
 
@@ -308,7 +310,7 @@ def test_praha_09_source_removed_by_hand_without_robots_change(feeds):
 
 
 # --- PRAHA-04: the weekly site check --------------------------------------------------------------
-SITE_CHECK_START = at(2026, 11, 2, 3)  # a Monday, 03:00 as in the shipped cron(0 3 ? * MON *)
+SITE_CHECK_START = utc(2026, 11, 2, 3)  # a Monday, 03:00 as in the shipped cron(0 3 ? * MON *)
 NAME = "Kulturní Praha"
 
 
@@ -319,7 +321,8 @@ def site_check(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Web, 
     home = html_page("Kulturní Praha – úvod",
                      "<h1>Vítejte</h1><a href='/program'>Program</a><a href='/o-nas'>O nás</a><img src='/logo.png'>",
                      head=f'<meta property="og:site_name" content="{NAME}"><link rel="icon" href="/static/ikona.png">'
-                          '<link rel="stylesheet" href="/styl.css"><script src="/app.js"></script>')
+                          '<link rel="stylesheet" href="/styl.css"><script src="/app.js"></script>',
+                     lang="cs", main=True)
     try:
         web.add("presmerovani", "127.0.0.147", lambda b: {
             "/robots.txt": text("User-agent: *\nAllow: /\n"), "/": redirect("/cs/"),
@@ -327,7 +330,7 @@ def site_check(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Web, 
             "/static/ikona.png": Route(body=b"\x89PNG\r\n\x1a\n", content_type="image/png")})
         web.add("prosty", "127.0.0.148", lambda b: {
             "/robots.txt": text("User-agent: *\nAllow: /\n"),
-            "/": Route(body=html_page("Antikvariát U Zlatého klíče", "<p>Knihy.</p>"))})
+            "/": Route(body=html_page("Antikvariát U Zlatého klíče", "<p>Knihy.</p>", lang="cs", main=True))})
         sources = [Source("top-presmerovani", web.base("presmerovani") + "/", "site_check"),
                    Source("top-prosty", web.base("prosty") + "/", "site_check")]
         # The shipped schedule fires weekly; a daily one shows the weekly cadence is kept by the
@@ -348,8 +351,8 @@ def test_praha_04_home_page_and_icon_once_a_week(site_check):
     assert len(out.rounds) == 8
     # GIVEN a check scheduled every day for a week and a day
     # THEN the home page (and its redirect target, and the icon) were opened twice, a week apart
-    homes = [sim_time(r["t_start"]) for r in out.requests if r["url"] == base + "/"]
-    icons = [sim_time(r["t_start"]) for r in out.requests if r["url"] == base + "/static/ikona.png"]
+    homes = [at(r["t_start"]) for r in out.requests if r["url"] == base + "/"]
+    icons = [at(r["t_start"]) for r in out.requests if r["url"] == base + "/static/ikona.png"]
     assert len(homes) == 2 and len(icons) == 2
     assert homes[1] - homes[0] >= WEEK and icons[1] - icons[0] >= WEEK
     assert homes[1] - homes[0] < WEEK + DAY
@@ -361,7 +364,7 @@ def test_praha_04_home_page_and_icon_once_a_week(site_check):
 def test_praha_04_records_reachable_redirect_target_and_name(site_check):
     web, out = site_check
     checks = {}
-    for i in out.items_of("site.checked"):
+    for i in out.found("site.checked"):
         checks.setdefault(i["source"], []).append(i)
     r = checks["top-presmerovani"][0]
     assert (r["reachable"], r["name"], r["status"]) == (True, NAME, 200)
@@ -379,18 +382,18 @@ def test_praha_04_reads_nothing_more_and_keeps_no_home_page_content(site_check):
     assert set(web.paths("presmerovani")) == {"/robots.txt", "/", "/cs/", "/static/ikona.png"}
     assert set(web.paths("prosty")) == {"/robots.txt", "/", "/favicon.ico"}
     # AND no home page content is kept: a check record holds facts only, the bucket holds nothing
-    facts = {"detail_type", "bot", "id", "kind", "source", "source_url", "url", "reachable", "final_url", "status", "name",
-             "icon_url", "icon_status", "error"}
-    assert all(set(i) <= facts for i in out.items_of("site.checked"))
+    facts = {"detail_type", "bot", "id", "kind", "source", "source_url", "url", "reachable", "final_url", "status",
+             "name", "icon_url", "icon_status", "error"}
+    assert all(set(i) <= facts for i in out.found("site.checked"))
     assert out.texts == {}
-    assert not [r for r in web.all_logs() if r.header("Cookie")]
+    assert not [r for r in web.log() if r.header("Cookie")]
 
 
 def test_praha_04_unreachable_site_is_recorded_as_unreachable(feeds):
     # GIVEN a top-100 site whose address answers nothing (checked in the feed run's first round,
     # which starts every task) THEN the check says so
     web, out = feeds
-    records = [i for i in out.items_of("site.checked") if i["source"] == "top-nedostupny"]
+    records = [i for i in out.found("site.checked") if i["source"] == "top-nedostupny"]
     assert records and all(r["reachable"] is False for r in records)
 
 
@@ -401,12 +404,12 @@ def test_praha_06_shipped_profile_keeps_three_seconds_between_requests(tmp_path:
     try:
         web.add("pomaly", "127.0.0.150", lambda b: {
             "/robots.txt": text("User-agent: *\nAllow: /\n"),
-            "/rss.xml": Route(body=rss(b, [{"title": "a", "path": "/a", "date": "Mon, 02 Nov 2026 05:00:00 GMT"}]),
+            "/rss.xml": Route(body=rss([FeedEntry("a", b + "/a", date=DATE, summary="")], base=b, title="Zprávy"),
                               content_type="application/rss+xml")})
         run_bot(load_profile("praha-x"), [Source("a", web.base("pomaly") + "/rss.xml", "feed")], tmp_path,
                 start=MONDAY_6, web=web, patience_s=5)
         log = web.log("pomaly")
         assert [r.path for r in log] == ["/robots.txt", "/rss.xml"]
-        assert min(gaps(log)) >= 3.0 and in_flight_overlaps(log) == []
+        assert min(gaps(log)) >= 3.0 and overlaps(log) == []
     finally:
         web.stop()

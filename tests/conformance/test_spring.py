@@ -3,17 +3,20 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from heed.demo.web import Route, fail
 from heed_core.work import Source
 
-from tests.conformance.conftest import (START, Background, Scenario, SteppedRun, Web, at, derived, gaps, html_page, listing,
-                                        overlaps, path_of, robots, sim_times, sitemap_index, slow, start_cli_run,
-                                        urlset)
+from heed.demo.web import Route, fail
+
+from tests.support.pages import html_page, listing, robots, sitemap_index, slow, urlset
+from tests.support.runs import Background, Scenario, SteppedRun, at, derived, sim_times, start_cli_run
+from tests.support.scenarios import START
+from tests.support.web import Web, gaps, overlaps, path_of
 
 DAY = 86400.0
 OPEN = "User-agent: *\nDisallow: /privat/\n"

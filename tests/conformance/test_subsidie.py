@@ -3,26 +3,29 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
-from heed.demo.web import Hit, Route
-from heed.local.runtime import REGION
 from heed_core.profile import load_profile, load_profile_data
 from heed_core.work import Source
 
-from tests.conformance.support_g2 import (ObservedRun, RunOutput, Web, at, gaps, html_page, in_flight_overlaps,
-                                          run_bot, sim_time, sitemap, text)
-
 from heed_aws.operator import purge_domain
 
+from heed.demo.web import Hit, Route
+from heed.local.runtime import REGION
+
+from tests.support.pages import html_page, sitemap_xml, text
+from tests.support.runs import ObservedRun, RunOutput, at, run_bot, utc
+from tests.support.web import Web, gaps, overlaps
+
 UA = "SubsidieUpdate/1.0 (+https://www.subsidieupdate.nl/bot)"
-FRIDAY_7 = at(2026, 11, 6, 7)    # a working day: rounds at 07, 09, 11, 13, 15 (shipped schedule)
-FRIDAY_9 = at(2026, 11, 6, 9)
-SATURDAY = at(2026, 11, 7, 0)
-SATURDAY_10 = at(2026, 11, 7, 10)  # the weekend day's one round
+FRIDAY_7 = utc(2026, 11, 6, 7)    # a working day: rounds at 07, 09, 11, 13, 15 (shipped schedule)
+FRIDAY_9 = utc(2026, 11, 6, 9)
+SATURDAY = utc(2026, 11, 7, 0)
+SATURDAY_10 = utc(2026, 11, 7, 10)  # the weekend day's one round
 DAY = 86400.0
 # The derived profile's numbers; the shipped ones (2 s, cap 30 s, 6 pages) are in
 # test_subsidie_03_shipped_profile_... below and tests/unit/test_profiles.py (test_subsidie_03/07/02).
@@ -47,7 +50,7 @@ def _subsidy_page(title: str, extra: str = "", head: str = "") -> str:
     links = "<p><a href='/afval/ophaaldagen'>Afval</a> <a href='/subsidies/elders'>Meer regelingen</a></p>"
     form = "<form method='post' action='/subsidies/aanvragen'><input name='naam'><button>Aanvragen</button></form>"
     return html_page(title, f"<h1>{title}</h1><p>{title}: aanvragen kan tot 1 maart 2027. Bedrag: EUR 500.</p>"
-                     + links + form + extra, head)
+                     + links + form + extra, head, lang="nl", main=True)
 
 
 def _page(title: str, **kw: Any) -> Route:
@@ -55,7 +58,7 @@ def _page(title: str, **kw: Any) -> Route:
 
 
 def _sitemap_route(base: str, paths: list[str]) -> Route:
-    return Route(body=sitemap(base, paths), content_type="application/xml")
+    return Route(body=sitemap_xml(paths, base=base), content_type="application/xml")
 
 
 def _waterveen(base: str) -> dict[str, Route]:
@@ -162,7 +165,7 @@ def test_subsidie_01_fetches_the_sitemap_and_the_subsidy_pages_it_lists(municipa
 
 def test_subsidie_05_no_login_forms_search_downloads_or_links_off_topic(municipalities):
     web, out = municipalities
-    log = web.all_logs()
+    log = web.log()
     assert {r.method for r in log} == {"GET"} and {r.header("User-Agent") for r in log} == {UA}
     requested = {r.path for r in log}
     # GIVEN sitemaps listing waste collection, passports, a site search, a login page and a report
@@ -194,7 +197,7 @@ def test_subsidie_03_gap_per_host_however_long_the_queue(municipalities):
     web, out = municipalities
     for site in web.hosts:
         log = web.log(site)
-        assert in_flight_overlaps(log) == []
+        assert overlaps(log) == []
         assert min(gaps(log), default=DELAY) >= DELAY, (site, gaps(log))
 
 
@@ -293,7 +296,7 @@ def _changing(hit: Hit) -> str:
     visited = time.strftime("%d-%m-%Y om %H:%M:%S", time.gmtime(hit.now))
     return html_page("Wijkdorpfonds", "<h1>Wijkdorpfonds</h1>"
                      f"<p>Het Wijkdorpfonds steunt buurtinitiatieven. {amount}</p>"
-                     f"<p class='laatst-bezocht'>Laatst bezocht op {visited}</p>")
+                     f"<p class='laatst-bezocht'>Laatst bezocht op {visited}</p>", lang="nl", main=True)
 
 
 @pytest.fixture(scope="module")
@@ -312,7 +315,7 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Web, RunOut
         # A static sitemap (ETag, Last-Modified: 304 when asked again) listing a page that changes.
         web.add("vast", "127.0.0.176", lambda b: {
             "/robots.txt": text("User-agent: *\nAllow: /\n"),
-            "/sitemap.xml": Route(body=sitemap(b, ["/subsidies/vast-fonds"]), content_type="application/xml",
+            "/sitemap.xml": Route(body=sitemap_xml(["/subsidies/vast-fonds"], base=b), content_type="application/xml",
                                   conditional=True),
             "/subsidies/vast-fonds": Route(body=lambda hit: _subsidy_page(f"Vast fonds, ronde {min(hit.n, 2)}"))},
             hostname="vast.test")
@@ -349,7 +352,7 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Web, RunOut
 
 
 def _times(out: RunOutput, url: str) -> list[float]:
-    return [sim_time(r["t_start"]) for r in out.requests if r["url"] == url]
+    return [at(r["t_start"]) for r in out.requests if r["url"] == url]
 
 
 def test_subsidie_02_five_rounds_on_a_working_day_one_on_a_weekend_day(week):

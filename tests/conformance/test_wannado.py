@@ -6,22 +6,27 @@ import ipaddress
 import json
 import re
 import urllib.request
+from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from heed.demo.web import Hit, Route
 from heed_core.extract.events import Event
 from heed_core.profile import load_profile, load_profile_data
 from heed_core.work import Source
 
-from tests.conformance.support_g2 import RunOutput, Web, at, gaps, html_page, in_flight_overlaps, run_bot, sitemap, text
+from heed.demo.web import Hit, Route
+
+from tests.support.pages import html_page, sitemap_xml, text
+from tests.support.runs import RunOutput, run_bot, utc
+from tests.support.web import Web, gaps, overlaps
 
 UA = "WannadoBot/1.0 (+https://wannado.nl/crawler)"
-DAY_5 = at(2026, 11, 3, 5)   # the shipped daily round: cron(0 5 * * ? *)
-DAY_17 = at(2026, 11, 3, 17)  # a second round the same day (derived schedule)
+DAY_5 = utc(2026, 11, 3, 5)   # the shipped daily round: cron(0 5 * * ? *)
+DAY_17 = utc(2026, 11, 3, 17)  # a second round the same day (derived schedule)
 # The derived profile's pacing; the shipped 1.5 s and 6-7 minutes are checked by
 # test_wannado_05_shipped_profile_... below and tests/unit/test_profiles.py::test_wannado_05_gap_and_round_spacing.
 MIN_DELAY = 0.1
@@ -49,7 +54,7 @@ def _theater(base: str) -> dict[str, Route]:
         head=_jsonld(base, [_event(base, "de-storm", "De Storm"),
                             # tickets sold elsewhere: the event's own URL leaves the site
                             _event(base, "gala", "Nieuwjaarsgala", url="https://tickets.example.com/gala")])
-             + '<script src="/consent.js"></script>')
+             + '<script src="/consent.js"></script>', lang="nl", main=True)
     jazz = html_page("Jazzavond", '<div itemscope itemtype="https://schema.org/MusicEvent">'
                      '<h1 itemprop="name">Jazzavond met het Lindeveen Trio</h1>'
                      '<time itemprop="startDate" datetime="2026-11-27T21:00:00+01:00">27 november</time>'
@@ -59,13 +64,13 @@ def _theater(base: str) -> dict[str, Route]:
                      '<meta itemprop="price" content="15.00"><meta itemprop="priceCurrency" content="EUR">EUR 15</span>'
                      '<p itemprop="description">Swing en bebop in de kleine zaal.</p>'
                      '<img itemprop="image" src="/img/jazz.jpg">'
-                     '<a itemprop="url" href="/programma/jazz-avond">Meer</a></div>')
+                     '<a itemprop="url" href="/programma/jazz-avond">Meer</a></div>', lang="nl", main=True)
     cookie = (("Set-Cookie", "bezoeker=42; Path=/"),)
     return {
         # The "*" group would forbid the agenda: only the WannadoBot group lets it through.
         "/robots.txt": text("User-agent: *\nDisallow: /agenda/\n\nUser-agent: WannadoBot\nDisallow: /intern/\n"),
-        "/sitemap.xml": Route(body=sitemap(base, ["/", "/agenda/", "/programma/jazz-avond", "/over-ons",
-                                                  "/nieuws/opening", "/contact", "/intern/agenda-rooster"]),
+        "/sitemap.xml": Route(body=sitemap_xml(["/", "/agenda/", "/programma/jazz-avond", "/over-ons",
+                                                "/nieuws/opening", "/contact", "/intern/agenda-rooster"], base=base),
                               content_type="application/xml"),
         "/agenda/": Route(body=agenda, conditional=True, headers=cookie),
         "/programma/jazz-avond": Route(body=jazz, conditional=True, headers=cookie),
@@ -74,11 +79,11 @@ def _theater(base: str) -> dict[str, Route]:
 
 def _museum(base: str) -> dict[str, Route]:
     page = html_page("Tentoonstelling", _jsonld(base, [{**_event(base, "licht", "Licht en schaduw"),
-                                                       "@type": "ExhibitionEvent"}]))
+                                                       "@type": "ExhibitionEvent"}]), lang="nl", main=True)
     return {
         "/robots.txt": text(f"User-agent: *\nCrawl-delay: 0.1\nDisallow: /\n\n"
                             f"User-agent: wannadobot\nCrawl-delay: {MUSEUM_DELAY}\nAllow: /\n"),
-        "/sitemap.xml": Route(body=sitemap(base, ["/tentoonstelling/licht"]), content_type="application/xml"),
+        "/sitemap.xml": Route(body=sitemap_xml(["/tentoonstelling/licht"], base=base), content_type="application/xml"),
         "/tentoonstelling/licht": Route(body=page),
     }
 
@@ -86,23 +91,24 @@ def _museum(base: str) -> dict[str, Route]:
 def _zaal(base: str) -> dict[str, Route]:
     return {
         "/robots.txt": text("User-agent: *\nAllow: /\n"),
-        "/sitemap.xml": Route(body=sitemap(base, ["/tickets/mijn-account", "/voorstelling/verhalen"]),
+        "/sitemap.xml": Route(body=sitemap_xml(["/tickets/mijn-account", "/voorstelling/verhalen"], base=base),
                               content_type="application/xml"),
-        "/tickets/mijn-account": Route(body=html_page("Inloggen", "<form method=post action=/login>"), status=401,
+        "/tickets/mijn-account": Route(body=html_page("Inloggen", "<form method=post action=/login>", lang="nl",
+                                                      main=True), status=401,
                                        headers=(("WWW-Authenticate", 'Basic realm="klanten"'),)),
         # No structured data: the language model reads this one.
         "/voorstelling/verhalen": Route(body=html_page("Verhalenavond", "<h1>Verhalenavond</h1><p>Vrijdag 20 november, "
-                                                       "20:00, Kleine zaal. Entree 8 euro.</p>")),
+                                                       "20:00, Kleine zaal. Entree 8 euro.</p>", lang="nl", main=True)),
     }
 
 
 def _jsvenue(base: str) -> dict[str, Route]:
     data = [_event(base, "poppen", "Poppenkast voor groot en klein")]
     shell = html_page("Agenda", '<div id="app">Laden…</div><script src="/app.js"></script>'
-                      f'<script type="application/json" id="data">{json.dumps(data)}</script>')
+                      f'<script type="application/json" id="data">{json.dumps(data)}</script>', lang="nl", main=True)
     return {
         "/robots.txt": text("User-agent: *\nAllow: /\n"),
-        "/sitemap.xml": Route(body=sitemap(base, ["/agenda"]), content_type="application/xml"),
+        "/sitemap.xml": Route(body=sitemap_xml(["/agenda"], base=base), content_type="application/xml"),
         "/agenda": Route(body=shell),
         "/app.js": Route(body="render()", content_type="text/javascript"),
     }
@@ -119,7 +125,7 @@ def _render_service(hit: Hit) -> str:
     data = re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S)
     events = json.loads(html.unescape(data.group(1))) if data else []
     base = f"{urlsplit(url).scheme}://{urlsplit(url).netloc}"
-    return html_page("Agenda", _jsonld(base, events))
+    return html_page("Agenda", _jsonld(base, events), lang="nl", main=True)
 
 
 class _FakeModel:
@@ -146,7 +152,7 @@ def agenda(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Web, RunO
         web.add("theater", "127.0.0.151", _theater)
         web.add("museum", "127.0.0.152", _museum)
         web.add("storing", "127.0.0.153", lambda b: {"/robots.txt": Route(body="<h1>503</h1>", status=503),
-                                                     "/sitemap.xml": Route(body=sitemap(b, ["/agenda/"]))})
+                                                     "/sitemap.xml": Route(body=sitemap_xml(["/agenda/"], base=b))})
         web.add("zaal", "127.0.0.154", _zaal)
         web.add("jsvenue", "127.0.0.155", _jsvenue)
         render = web.add("render", "127.0.0.156", lambda b: {"/render": Route(body=_render_service)})
@@ -170,7 +176,7 @@ VENUES = ("theater", "museum", "storing", "zaal", "jsvenue")
 
 
 def _events(out: RunOutput) -> list[dict[str, Any]]:
-    return out.items_of("event.found")
+    return out.found("event.found")
 
 
 # --- WANNADO-01 / -10 -----------------------------------------------------------------------------
@@ -214,7 +220,7 @@ def test_wannado_02_one_fixed_user_agent_even_through_the_render_service(agenda)
     from heed.samconfig import deploy_env
 
     web, out = agenda
-    assert {r.header("User-Agent") for r in web.all_logs()} == {UA}
+    assert {r.header("User-Agent") for r in web.log()} == {UA}
     profile = load_profile("wannadobot")
     nets = [ipaddress.ip_network(n) for n in profile.get("egress.ips")]
     assert {n.version for n in nets} == {4, 6} and all(n.num_addresses == 1 for n in nets)
@@ -225,7 +231,7 @@ def test_wannado_02_one_fixed_user_agent_even_through_the_render_service(agenda)
 
 def test_wannado_03_get_only_and_only_pages_open_to_everyone(agenda):
     web, out = agenda
-    log = web.all_logs()
+    log = web.log()
     assert {r.method for r in log} == {"GET"}
     assert not [r for r in log if r.header("Authorization") or r.header("Cookie")]
     # GIVEN an account page answering 401 THEN it was asked once a round, without credentials,
@@ -239,7 +245,7 @@ def test_wannado_08_no_cookies_no_tracking_no_consent_dialog(agenda):
     # GIVEN pages that set cookies and carry a consent script, a consent iframe and a tracking pixel
     paths = web.paths("theater") + web.paths("jsvenue")
     assert not [p for p in paths if p.startswith(("/consent", "/pixel", "/app.js"))]
-    assert not [r for r in web.all_logs() if r.header("Cookie") or r.header("Referer") or r.header("DNT")]
+    assert not [r for r in web.log() if r.header("Cookie") or r.header("Referer") or r.header("DNT")]
 
 
 # --- WANNADO-04 / -05 -----------------------------------------------------------------------------
@@ -257,7 +263,7 @@ def test_wannado_04_wannadobot_group_wins_and_5xx_robots_fetches_nothing(agenda)
 def test_wannado_05_crawl_delay_of_the_wannadobot_group_lengthens_the_gap(agenda):
     web, out = agenda
     log = web.log("museum")
-    assert len(log) >= 4 and in_flight_overlaps(log) == []
+    assert len(log) >= 4 and overlaps(log) == []
     # Crawl-delay 1.5 s (its group), not 0.1 s ("*"), and not the bot's own minimum
     assert min(out.gaps(log)) >= MUSEUM_DELAY, out.gaps(log)
 
@@ -266,15 +272,15 @@ def test_wannado_05_pages_of_a_round_are_spaced_and_every_gap_kept(agenda):
     web, out = agenda
     for site in ("theater", "zaal", "jsvenue"):
         log = web.log(site)
-        assert in_flight_overlaps(log) == [] and min(out.gaps(log)) >= MIN_DELAY
+        assert overlaps(log) == [] and min(out.gaps(log)) >= MIN_DELAY
     # Two agenda pages of one site in one round are the round spacing apart, not the plain gap
     for site, first, second in (("theater", "/agenda/", "/programma/jazz-avond"),
                                 ("zaal", "/tickets/mijn-account", "/voorstelling/verhalen")):
         log = web.log(site)
-        for a, b in zip(log, log[1:]):
+        for a, b in pairwise(log):
             if a.path == first and b.path == second:
                 assert b.t_start - a.t_end >= SPACING, (site, b.t_start - a.t_end)
-        assert [(a.path, b.path) for a, b in zip(log, log[1:])].count((first, second)) == 2
+        assert [(a.path, b.path) for a, b in pairwise(log)].count((first, second)) == 2
 
 
 def test_wannado_05_shipped_profile_gap_and_six_minutes_between_pages(tmp_path: Path):
@@ -284,8 +290,9 @@ def test_wannado_05_shipped_profile_gap_and_six_minutes_between_pages(tmp_path: 
     try:
         web.add("echt", "127.0.0.157", lambda b: {
             "/robots.txt": text("User-agent: *\nAllow: /\n"),
-            "/sitemap.xml": Route(body=sitemap(b, ["/agenda/1", "/agenda/2"]), content_type="application/xml"),
-            "/agenda/1": Route(body=html_page("1")), "/agenda/2": Route(body=html_page("2"))})
+            "/sitemap.xml": Route(body=sitemap_xml(["/agenda/1", "/agenda/2"], base=b), content_type="application/xml"),
+            "/agenda/1": Route(body=html_page("1", lang="nl", main=True)),
+            "/agenda/2": Route(body=html_page("2", lang="nl", main=True))})
         out = run_bot(load_profile("wannadobot"), [Source("echt", web.base("echt") + "/", "agenda")], tmp_path,
                       start=DAY_5, web=web, patience_s=5)
         log = web.log("echt")

@@ -9,21 +9,25 @@ the same invariants: each URL fetched once (or the documented, bounded refetch),
 or doubled, no gap shorter than the host's gap."""
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
 
-from heed.demo.web import RecordingServer, RequestRecord, Route, Site
-from heed.local.runtime import InvocationCrash, LocalRun
 from heed_core.profile import Profile, load_profile_data
 from heed_core.work import Source
+
+from heed.demo.web import RecordingServer, RequestRecord, Route, Site
+from heed.local.runtime import InvocationCrash, LocalRun
+
+from tests.support.runs import read_jsonl
 
 # The faults suite's loopback addresses (the conformance suites use 127.0.0.100-179).
 IPS = tuple(f"127.0.0.{n}" for n in range(180, 200))
@@ -175,17 +179,13 @@ class Crawl:
     faults: Faults
 
     def requests(self) -> list[dict[str, Any]]:
-        return _jsonl(self.out / "requests.jsonl")
+        return read_jsonl(self.out / "requests.jsonl")
 
     def items(self) -> list[dict[str, Any]]:
-        return _jsonl(self.out / "items.jsonl")
+        return read_jsonl(self.out / "items.jsonl")
 
     def skips(self) -> list[dict[str, Any]]:
-        return _jsonl(self.out / "skips.jsonl")
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+        return read_jsonl(self.out / "skips.jsonl")
 
 
 def crawl(p: Profile, web: FaultWeb, out: Path, faults: Faults | None = None, *,
@@ -233,5 +233,5 @@ def check(web: FaultWeb, c: Crawl, *, refetched: int = 0, articles: int = 3) -> 
     for r in log:
         by_host.setdefault(r.host, []).append(r)
     for host, recs in by_host.items():
-        gaps = [clock.at(b.t_start) - clock.at(a.t_end) for a, b in zip(recs, recs[1:])]
+        gaps = [clock.at(b.t_start) - clock.at(a.t_end) for a, b in pairwise(recs)]
         assert min(gaps) >= GAP - 0.005, (host, gaps)

@@ -10,11 +10,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from heed.demo.web import RecordingServer, Route, Site
 from heed_core.profile import load_profile_data
 from heed_core.work import Source
 
-from tests.faults.conftest import _jsonl
+from heed.demo.web import RecordingServer, Route, Site
+
+from tests.support.runs import read_jsonl
 
 CYCLE = 900.0
 START = datetime.fromisoformat("2026-12-01T10:00:00+00:00").timestamp()
@@ -35,7 +36,8 @@ def test_aube_08_12_eight_cycles_one_robots_and_one_feed_read_a_cycle_and_a_fail
                     f"<description>Breve.</description></item>" for i in range(2))
     feed = Route(body=f'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>{{{{base}}}}/</link>'
                       f"{items}</channel></rss>", content_type="application/rss+xml", conditional=True)
-    article = Route(body="<!doctype html><html><head><title>N</title></head><body><main><p>Testo.</p></main></body></html>")
+    article = Route(body="<!doctype html><html><head><title>N</title></head>"
+                         "<body><main><p>Testo.</p></main></body></html>")
     site = Site(name="aube", routes={"/robots.txt": Route(body="User-agent: *\nAllow: /\n", content_type="text/plain"),
                                      "/feed.xml": _once_then(ref, "/feed.xml", feed),
                                      "/n/0": article, "/n/1": _once_then(ref, "/n/1", article)})
@@ -50,7 +52,7 @@ def test_aube_08_12_eight_cycles_one_robots_and_one_feed_read_a_cycle_and_a_fail
         run = LocalRun(profile, [Source("aube", server.base_url + "/feed.xml", "feed")], start=START,
                        until=START + 7 * CYCLE, out_dir=tmp_path, allow_private=True)
         summary = run.run()
-        reqs = _jsonl(tmp_path / "requests.jsonl")
+        reqs = read_jsonl(tmp_path / "requests.jsonl")
 
         def t(r: dict[str, Any]) -> float:
             return datetime.fromisoformat(r["t_start"].replace("Z", "+00:00")).timestamp()

@@ -9,12 +9,14 @@ import json
 import threading
 import time
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
-from heed.local.runtime import LocalRun
 from heed_core.crawl import ROTATE_AT
 
-from tests.faults.conftest import FaultWeb, Faults, check, crawl, host_commit, profile
+from heed.local.runtime import LocalRun
+
+from tests.faults.conftest import Faults, FaultWeb, check, crawl, host_commit, profile
 
 
 def test_baseline_without_faults(web: FaultWeb, tmp_path: Path) -> None:
@@ -150,7 +152,7 @@ def test_two_turns_racing_on_one_host_never_overlap(web: FaultWeb, tmp_path: Pat
     check(web, c)
     for s in web.servers:
         log = s.log()
-        assert all(b.t_start >= a.t_end for a, b in zip(log, log[1:])), "two requests in flight to one host"
+        assert all(b.t_start >= a.t_end for a, b in pairwise(log)), "two requests in flight to one host"
 
 
 def test_poison_and_undecodable_messages_are_set_aside_with_a_reason(web: FaultWeb, tmp_path: Path) -> None:
@@ -172,8 +174,9 @@ def test_poison_and_undecodable_messages_are_set_aside_with_a_reason(web: FaultW
 
 # --- the scheduler -------------------------------------------------------------------------------------
 def _tick(run: LocalRun, t: float) -> dict[str, object]:
-    from heed.local.runtime import LambdaContext
     from heed_core.refusals import iso
+
+    from heed.local.runtime import LambdaContext
 
     return run.scheduler({"detail-type": "Scheduled Event", "source": "aws.events",
                           "time": iso(t).replace(".000Z", "Z"), "detail": {}}, LambdaContext("SchedulerFunction"))

@@ -9,22 +9,24 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
+from heed_aws.journal import LogJournal
+
 from heed import audit
 from heed.awsstack import Aws
 from heed.local.runtime import Output
-from heed_aws.journal import LogJournal
 
 STACK = "heed-aubebot"
 LOG_GROUP = "/heed/heed-aubebot/fetcher"
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc).timestamp()
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC).timestamp()
 
 
 def _request(t: str, url: str, *, status: int | None = 200, error: str | None = None, purpose: str = "feed",
@@ -159,7 +161,7 @@ def stubs() -> Iterator[tuple[Aws, Stubber, Stubber]]:
 def _stack(stub: Stubber, outputs: dict[str, str] | None = None) -> None:
     outputs = {"FetcherLogGroup": LOG_GROUP, "WorkQueueUrl": "https://sqs/q"} if outputs is None else outputs
     stub.add_response("describe_stacks", {"Stacks": [{
-        "StackName": STACK, "CreationTime": datetime(2026, 11, 1, tzinfo=timezone.utc), "StackStatus": "UPDATE_COMPLETE",
+        "StackName": STACK, "CreationTime": datetime(2026, 11, 1, tzinfo=UTC), "StackStatus": "UPDATE_COMPLETE",
         "Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in outputs.items()]}]}, {"StackName": STACK})
 
 
@@ -281,7 +283,8 @@ def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("argv", "line"), [
-    (["--host", "news.example", "--stack", STACK], "heed: error: audit: no AWS region: give --region or set AWS_REGION"),
+    (["--host", "news.example", "--stack", STACK],
+     "heed: error: audit: no AWS region: give --region or set AWS_REGION"),
     (["--host", "news.example", "--stack", STACK, "--region", "eu-west-1"],
      "heed: error: audit: no AWS credentials (configure them as for the AWS CLI, or give --profile)"),
     (["--host", "news.example", "--stack", STACK, "--profile", "ops"],

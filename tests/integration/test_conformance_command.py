@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from heed.cli import main
 from heed_core.profile import BUILTIN_BOTS
+
+from heed.cli import main
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import boto3
 import pytest
@@ -40,8 +41,9 @@ def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[boto3.session.Sessi
 
 def _fail_into_dlq(sqs: Any, res: StackResources, host: str, n: int) -> None:
     """A token whose host turn fails every time: received maxReceiveCount times, never deleted."""
-    sqs.send_message(QueueUrl=res.queue_url, MessageBody=json.dumps({"host": host, "round_id": "2026-11-30T10:15:00Z/feed"}),
-                     MessageGroupId=f"g-{n}", MessageDeduplicationId=f"round:{n}")
+    body = json.dumps({"host": host, "round_id": "2026-11-30T10:15:00Z/feed"})
+    sqs.send_message(QueueUrl=res.queue_url, MessageBody=body, MessageGroupId=f"g-{n}",
+                     MessageDeduplicationId=f"round:{n}")
     for _ in range(res.max_receive_count + 1):  # the receive after the last one moves it
         sqs.receive_message(QueueUrl=res.queue_url, VisibilityTimeout=0, MaxNumberOfMessages=10)
 
@@ -85,7 +87,7 @@ def _cfn_with_outputs(res: StackResources) -> tuple[Any, Stubber]:
     cfn = boto3.client("cloudformation", region_name=REGION)
     stub = Stubber(cfn)
     stub.add_response("describe_stacks", {"Stacks": [{
-        "StackName": STACK, "CreationTime": datetime(2026, 11, 1, tzinfo=timezone.utc), "StackStatus": "CREATE_COMPLETE",
+        "StackName": STACK, "CreationTime": datetime(2026, 11, 1, tzinfo=UTC), "StackStatus": "CREATE_COMPLETE",
         "Outputs": [{"OutputKey": "WorkQueueUrl", "OutputValue": res.queue_url},
                     {"OutputKey": "DeadLetterQueueUrl", "OutputValue": res.dlq_url}]}]}, {"StackName": STACK})
     stub.activate()
@@ -94,8 +96,8 @@ def _cfn_with_outputs(res: StackResources) -> tuple[Any, Stubber]:
 
 # --- list -----------------------------------------------------------------------------------------
 
-def test_list_shows_host_token_and_receive_count_and_leaves_them_there(dead: tuple[boto3.session.Session, StackResources],
-                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_shows_host_token_and_receive_count_and_leaves_them_there(
+        dead: tuple[boto3.session.Session, StackResources], capsys: pytest.CaptureFixture[str]) -> None:
     session, res = dead
     # WHEN the operator lists the DLQ by its URL, as JSON
     code, out, err = run(capsys, "list", "--queue-url", res.dlq_url, "--json", aws=Aws(session=session))
@@ -197,17 +199,20 @@ DLQ_ARN = f"arn:aws:sqs:{REGION}:123456789012:heed-aubebot-dlq.fifo"
 
 
 def _paired(stub: Stubber, *, waiting: str = "3") -> None:
-    stub.add_response("get_queue_attributes", {"Attributes": {"QueueArn": WORK_ARN, "FifoQueue": "true", "RedrivePolicy":
-                      json.dumps({"deadLetterTargetArn": DLQ_ARN, "maxReceiveCount": 50})}},
+    redrive = json.dumps({"deadLetterTargetArn": DLQ_ARN, "maxReceiveCount": 50})
+    stub.add_response("get_queue_attributes",
+                      {"Attributes": {"QueueArn": WORK_ARN, "FifoQueue": "true", "RedrivePolicy": redrive}},
                       {"QueueUrl": WORK_URL, "AttributeNames": ["All"]})
     stub.add_response("get_queue_url", {"QueueUrl": DLQ_URL},
                       {"QueueName": "heed-aubebot-dlq.fifo", "QueueOwnerAWSAccountId": "123456789012"})
     stub.add_response("get_queue_attributes", {"Attributes": {"QueueArn": DLQ_ARN, "FifoQueue": "true"}},
                       {"QueueUrl": DLQ_URL, "AttributeNames": ["All"]})
-    stub.add_response("get_queue_attributes", {"Attributes": {"QueueArn": WORK_ARN, "FifoQueue": "true", "RedrivePolicy":
-                      json.dumps({"deadLetterTargetArn": DLQ_ARN, "maxReceiveCount": 50})}},
+    redrive = json.dumps({"deadLetterTargetArn": DLQ_ARN, "maxReceiveCount": 50})
+    stub.add_response("get_queue_attributes",
+                      {"Attributes": {"QueueArn": WORK_ARN, "FifoQueue": "true", "RedrivePolicy": redrive}},
                       {"QueueUrl": WORK_URL, "AttributeNames": ["All"]})
-    stub.add_response("get_queue_attributes", {"Attributes": {"QueueArn": DLQ_ARN, "ApproximateNumberOfMessages": waiting,
+    stub.add_response("get_queue_attributes", {"Attributes": {"QueueArn": DLQ_ARN,
+                                                              "ApproximateNumberOfMessages": waiting,
                                                               "ApproximateNumberOfMessagesNotVisible": "0"}},
                       {"QueueUrl": DLQ_URL, "AttributeNames": ["All"]})
 
@@ -232,7 +237,8 @@ def test_redrive_moves_by_hand_where_sqs_cannot(capsys: pytest.CaptureFixture[st
     _paired(stub, waiting="1")
     stub.add_client_error("start_message_move_task", "UnsupportedOperation", "not here")
     message = {"MessageId": "m-1", "ReceiptHandle": "rh-1", "Body": json.dumps({"host": HOSTS[0], "round_id": "r"}),
-               "Attributes": {"MessageGroupId": "g-0", "ApproximateReceiveCount": "51", "SentTimestamp": "1796000000000"}}
+               "Attributes": {"MessageGroupId": "g-0", "ApproximateReceiveCount": "51",
+                              "SentTimestamp": "1796000000000"}}
     stub.add_response("receive_message", {"Messages": [message]})
     stub.add_response("send_message", {"MessageId": "new-1", "MD5OfMessageBody": "x"},
                       {"QueueUrl": WORK_URL, "MessageBody": message["Body"], "MessageGroupId": "g-0",
@@ -312,7 +318,8 @@ def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     (["list", "--stack", STACK], "heed: error: dlq list: no AWS region: give --region or set AWS_REGION"),
     (["redrive", "--queue-url", WORK_URL, "--region", REGION],
      "heed: error: dlq redrive: no AWS credentials (configure them as for the AWS CLI, or give --profile)"),
-    (["list", "--stack", STACK, "--profile", "ops"], "heed: error: dlq list: no AWS profile named 'ops' (see ~/.aws/config)"),
+    (["list", "--stack", STACK, "--profile", "ops"],
+     "heed: error: dlq list: no AWS profile named 'ops' (see ~/.aws/config)"),
 ])
 def test_no_region_no_credentials_no_profile(no_aws: None, capsys: pytest.CaptureFixture[str], argv: list[str],
                                              line: str) -> None:

@@ -3,16 +3,19 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
+
+from heed_core.profile import load_profile_data
+from heed_core.work import Source
 
 from heed.cli import build_parser, main
 from heed.demo.web import RecordingServer, Route, Site
 from heed.local.runtime import LocalRun
-from heed_core.profile import load_profile_data
-from heed_core.work import Source
+
 from tests.support.stack import STACK, stack_aws
 
 PRAHA = {"extends": "praha-x", "politeness": {"min_delay_s": 0.1}, "tasks": {"feed": {"min_read_interval_s": 0}}}
@@ -55,8 +58,8 @@ def _skips(out: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in (out / "skips.jsonl").read_text().splitlines()]
 
 
-def test_explain_on_the_stack_says_what_the_fetcher_then_does(sites: tuple[RecordingServer, RecordingServer],
-                                                             tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_on_the_stack_says_what_the_fetcher_then_does(
+        sites: tuple[RecordingServer, RecordingServer], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, b = sites
     feed, private, other = a.base_url + "/feed.xml", a.base_url + "/private/feed.xml", b.base_url + "/feed.xml"
     run = LocalRun(load_profile_data(PRAHA), [Source("f1", feed, "feed"), Source("f2", private, "feed"),
@@ -83,11 +86,13 @@ def test_explain_on_the_stack_says_what_the_fetcher_then_does(sites: tuple[Recor
         assert fetched["robots"]["allowed"] is True and fetched["seen"]["last_status"] == 200
         assert fetched["now"]["action"] == "fetch", fetched["now"]
         etag = fetched["seen"]["etag"]
-        assert fetched["now"]["headers"] == {"If-None-Match": etag, "If-Modified-Since": fetched["seen"]["last_modified"]}
+        assert fetched["now"]["headers"] == {"If-None-Match": etag,
+                                             "If-Modified-Since": fetched["seen"]["last_modified"]}
         assert fetched["pacing"]["effective_delay_s"] == 0.1
         assert refused["now"]["action"] == "skip" and refused["now"]["reason"] == "robots_disallowed"
         assert refused["now"]["detail"] == "Disallow: /private/ (line 2, group *)"
-        assert refused["why_not"] == [{"reason": "robots_disallowed", "detail": "Disallow: /private/ (line 2, group *)"}]
+        assert refused["why_not"] == [{"reason": "robots_disallowed",
+                                       "detail": "Disallow: /private/ (line 2, group *)"}]
         assert blocked["now"] == {"action": "skip", "reason": "blocked_by_operator", "detail": "asked by mail"}
         assert (code, never) == (1, None)
         assert err.strip() == f"heed: {a.base_url}/nowhere was never seen by praha-x in stack {STACK}"
@@ -97,8 +102,9 @@ def test_explain_on_the_stack_says_what_the_fetcher_then_does(sites: tuple[Recor
         [req] = a.log()
         assert (req.path, req.header("If-None-Match"), req.status) == ("/feed.xml", etag, 304)
         assert b.log() == []
-        skips = {s["url"]: (s["reason"], s["detail"]) for s in _skips(tmp_path / "out") if s.get("round", "").startswith(
-            time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t + 10)))}
+        later = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t + 10))
+        skips = {s["url"]: (s["reason"], s["detail"]) for s in _skips(tmp_path / "out")
+                 if s.get("round", "").startswith(later)}
         assert skips[private] == ("robots_disallowed", refused["now"]["detail"])
         assert skips[other] == ("blocked_by_operator", "asked by mail")
         # the human form says the same in lines
@@ -140,5 +146,5 @@ def test_explain_on_a_state_dir_matches_the_next_run(sites: tuple[RecordingServe
     capsys.readouterr()
     [req] = a.log()
     assert (req.header("If-None-Match"), req.status) == (fetched["now"]["headers"]["If-None-Match"], 304)
-    assert [(s["reason"], s["detail"]) for s in _skips(tmp_path / "out2") if s["url"].endswith("/private/feed.xml")] == \
-           [("robots_disallowed", refused["now"]["detail"])]
+    private = [(s["reason"], s["detail"]) for s in _skips(tmp_path / "out2") if s["url"].endswith("/private/feed.xml")]
+    assert private == [("robots_disallowed", refused["now"]["detail"])]

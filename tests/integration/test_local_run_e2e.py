@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,8 @@ def _feed(base: str, n: int) -> str:
         f"<item><title>Notizia {i}</title><link>{base}/{'riservato' if i == 2 else 'articoli'}/{i}</link>"
         f"<guid>{base}/articoli/{i}</guid><description>Breve {i}.</description>"
         f"<pubDate>Mon, 30 Nov 2026 0{i}:00:00 GMT</pubDate></item>" for i in range(n))
-    return f'<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Tech</title>{items}</channel></rss>'
+    return (f'<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Tech</title>{items}'
+            "</channel></rss>")
 
 
 def _news_site(ip: str, crawl_delay: float) -> RecordingServer:
@@ -71,7 +73,7 @@ def test_common_01_02_05_heed_local_run_seen_from_the_sites(sites, tmp_path: Pat
         assert {r.header("User-Agent") for r in log} == {AUBE_UA}
         assert {r.method for r in log} == {"GET"}
         assert not [r for r in log if r.path.startswith("/riservato/")]
-        assert min(y.t_start - x.t_end for x, y in zip(log, log[1:])) >= gap
+        assert min(y.t_start - x.t_end for x, y in pairwise(log)) >= gap
         assert [r.path for r in log][:2] == ["/robots.txt", "/feed.xml"]
     # AND the four output files say the same thing
     out = tmp_path / "out"
@@ -81,11 +83,13 @@ def test_common_01_02_05_heed_local_run_seen_from_the_sites(sites, tmp_path: Pat
     summary = json.loads((out / "summary.json").read_text())
     assert len(requests) == len(a.log()) + len(b.log()) == summary["requests"]
     assert {r["purpose"] for r in requests} == {"robots", "feed", "article"}
-    assert all({"t_start", "t_end", "method", "url", "status", "purpose", "bytes", "source"} <= set(r) for r in requests)
+    fields = {"t_start", "t_end", "method", "url", "status", "purpose", "bytes", "source"}
+    assert all(fields <= set(r) for r in requests)
     assert sum(1 for i in items if i["detail_type"] == "item.found") == 8
     assert all({"bot", "kind", "source", "url"} <= set(i) for i in items)
     disallowed = [s for s in skips if s["reason"] == "robots_disallowed"]
-    assert len(disallowed) == 2 and all("/riservato/" in s["url"] and "Disallow: /riservato/" in s["detail"] for s in disallowed)
+    assert len(disallowed) == 2
+    assert all("/riservato/" in s["url"] and "Disallow: /riservato/" in s["detail"] for s in disallowed)
     assert summary["rounds"] == 1 and summary["by_reason"]["robots_disallowed"] == 2
 
 

@@ -5,10 +5,11 @@ import json
 import time
 from pathlib import Path
 
-from heed.demo.web import RecordingServer, Route, Site
-from heed.local.runtime import LocalRun
 from heed_core.profile import load_profile_data
 from heed_core.work import Source
+
+from heed.demo.web import RecordingServer, Route, Site
+from heed.local.runtime import LocalRun
 
 
 def _site(ip: str) -> RecordingServer:
@@ -71,7 +72,8 @@ def test_common_08_purge_deletes_everything_stored_from_a_domain(tmp_path: Path)
         # WHEN the operator purges the domain
         report = purge_domain(store, "127.0.0.42", s3=_client("s3"), bucket=bucket)
         # THEN nothing of it is left: state, sources, results and kept page texts
-        assert report.state_items > 0 and report.sources == 1 and report.objects == 3  # two page texts, one sitemap copy
+        # two page texts, one sitemap copy
+        assert report.state_items > 0 and report.sources == 1 and report.objects == 3
         assert store.get_url(server.base_url + "/subsidies/a/") is None
         assert store.read_host(host).version == 0  # the host's item, its robots.txt copy with it, is gone
         assert store.list_sources() == []

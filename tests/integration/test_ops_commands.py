@@ -4,17 +4,20 @@ from __future__ import annotations
 import json
 import time
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
+
+from heed_core.profile import load_profile_data
+from heed_core.work import Source
 
 from heed.cli import build_parser, main
 from heed.demo.web import Hit, RecordingServer, Route, Site
 from heed.local.runtime import LocalRun
 from heed.state_dir import _enc
-from heed_core.profile import load_profile_data
-from heed_core.work import Source
+
 from tests.support.stack import STACK, stack_aws
 
 PROFILE = {"extends": "subsidieupdate", "politeness": {"min_delay_s": 0.1}}
@@ -91,12 +94,13 @@ def test_common_08_a_block_on_the_stack_takes_effect_on_the_next_request(tmp_pat
     # THEN page b, the next request, is never made: skipped as blocked_by_operator with the reason
     assert [r.path for r in server.log()] == ["/robots.txt", "/sitemap.xml", "/subsidies/a/"]
     blocked = [s for s in _skips(tmp_path / "out") if s["reason"] == "blocked_by_operator"]
-    assert [s["url"] for s in blocked] == [server.base_url + "/subsidies/b/"] and blocked[0]["detail"] == "mail of the owner"
+    assert [s["url"] for s in blocked] == [server.base_url + "/subsidies/b/"]
+    assert blocked[0]["detail"] == "mail of the owner"
     capsys.readouterr()
 
 
-def test_common_08_a_block_in_a_state_dir_holds_on_the_next_run(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                                two_sites: tuple[RecordingServer, RecordingServer]) -> None:
+def test_common_08_a_block_in_a_state_dir_holds_on_the_next_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], two_sites: tuple[RecordingServer, RecordingServer]) -> None:
     a, b = two_sites
     state = str(tmp_path / "state")
     bot = tmp_path / "bot.yaml"

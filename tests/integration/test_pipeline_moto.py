@@ -4,14 +4,16 @@ from __future__ import annotations
 import json
 import threading
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
-from heed.demo.web import RecordingServer, Route, Site
-from heed.local.runtime import LocalRun
 from heed_core.profile import load_profile_data
 from heed_core.work import Source
+
+from heed.demo.web import RecordingServer, Route, Site
+from heed.local.runtime import LocalRun
 
 NETWORK_S = 0.05  # each page takes this long to answer: the network time a fetcher is billed for
 
@@ -53,7 +55,7 @@ def _sources(*servers: RecordingServer) -> list[Source]:
 
 
 def _gaps(log):
-    return [b.t_start - a.t_end for a, b in zip(log, log[1:])]
+    return [b.t_start - a.t_end for a, b in pairwise(log)]
 
 
 def test_common_05_two_hosts_paced_per_host_and_billed_for_network_time(two_hosts, tmp_path: Path, monkeypatch):
@@ -83,7 +85,6 @@ def test_common_05_two_hosts_paced_per_host_and_billed_for_network_time(two_host
     requests = [json.loads(x) for x in (tmp_path / "requests.jsonl").read_text().splitlines()]
     assert len(requests) == 12
     waits = 5 * 0.3 + 5 * 0.5
-    network = 10 * NETWORK_S
     billed = summary["fetcher_billed_s"]
     # (state calls on in-process moto cost a few ms each on a quiet machine, more on a busy one:
     # that overhead is allowed; a handler that slept would be billed at least the waits)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -100,7 +101,8 @@ def sites() -> Iterator[dict[str, Any]]:
     origin, origin_url = serve("127.0.0.3", Origin)
     render, render_url = serve("127.0.0.2", Render)
     try:
-        yield {"origin": origin_url, "render": render_url + "/render", "origin_log": origin_log, "render_log": render_log}
+        yield {"origin": origin_url, "render": render_url + "/render", "origin_log": origin_log,
+               "render_log": render_log}
     finally:
         for server in (origin, render):
             server.shutdown()
@@ -114,7 +116,8 @@ class UrllibTransport:
         self.user_agent = user_agent
 
     def fetch(self, request: FetchRequest) -> FetchResult:
-        req = urllib.request.Request(request.url, headers={**request.headers, "User-Agent": self.user_agent}, method="GET")
+        headers = {**request.headers, "User-Agent": self.user_agent}
+        req = urllib.request.Request(request.url, headers=headers, method="GET")
         try:
             with no_proxy_opener().open(req, timeout=5) as resp:
                 body = resp.read(request.max_bytes + 1)
@@ -182,7 +185,8 @@ def test_wannado_09_render_request_shape_with_existing_query_and_extra_params():
                           user_agent=BOT_UA, extra_params={"waitFor": "networkidle"})
     req = client.request_for("https://theater.example/agenda", max_bytes=10)
     query = parse_qs(urlsplit(req.url).query)
-    assert query == {"token": ["t"], "waitFor": ["networkidle"], "url": ["https://theater.example/agenda"], "userAgent": [BOT_UA]}
+    assert query == {"token": ["t"], "waitFor": ["networkidle"], "url": ["https://theater.example/agenda"],
+                     "userAgent": [BOT_UA]}
     assert (req.purpose, req.max_bytes, dict(req.headers)) == ("render", 10, {})
 
 

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import boto3
 import pytest
@@ -138,8 +139,8 @@ def test_missing_template_is_a_clear_error(tmp_path: Path, session: boto3.sessio
 
 def test_short_tags_load_as_their_long_form(tmp_path: Path) -> None:
     path = tmp_path / "t.yaml"
-    path.write_text("Resources:\n  X:\n    A: !GetAtt Q.Arn\n    B: !Ref P\n    C: !If [c, !Sub '${P}', !Ref AWS::NoValue]\n",
-                    encoding="utf-8")
+    path.write_text("Resources:\n  X:\n    A: !GetAtt Q.Arn\n    B: !Ref P\n"
+                    "    C: !If [c, !Sub '${P}', !Ref AWS::NoValue]\n", encoding="utf-8")
     x = load_template(path)["Resources"]["X"]
     assert x == {"A": {"Fn::GetAtt": ["Q", "Arn"]}, "B": {"Ref": "P"},
                  "C": {"Fn::If": ["c", {"Fn::Sub": "${P}"}, {"Ref": "AWS::NoValue"}]}}

@@ -6,20 +6,22 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
 
-from heed_aws import runtime
 from heed_core.errors import ConfigError, TransientError
 from heed_core.identity.directory import key_directory
 from heed_core.identity.keys import generate_private_pem, private_key_from_pem, thumbprint, write_new_key_file
 from heed_core.identity.verify import directory_keys, verify_request
 from heed_core.ports import FakeClock, FetchRequest
 from heed_core.profile import Profile, load_profile_data
+
+from heed_aws import runtime
 
 from heed.local.runtime import LocalRun, local_signer
 

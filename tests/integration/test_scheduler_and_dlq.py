@@ -3,18 +3,19 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from heed.demo.web import RecordingServer, Route, Site
-from heed.local.runtime import LambdaContext, LocalRun
 from heed_core.crawl import ROTATE_AT
 from heed_core.profile import load_profile_data
 from heed_core.work import Source
 
+from heed.demo.web import RecordingServer, Route, Site
+from heed.local.runtime import LambdaContext, LocalRun
+
 
 def _ts(text: str) -> float:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp()
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
 
 
 def _feed_site(ip: str, n_items: int, crawl_delay: float | None = None) -> RecordingServer:
@@ -22,9 +23,10 @@ def _feed_site(ip: str, n_items: int, crawl_delay: float | None = None) -> Recor
     items = "".join(f"<item><title>T{i}</title><link>{{{{base}}}}/a/{i}</link><description>s</description></item>"
                     for i in range(n_items))
     routes = {"/robots.txt": Route(body=robots, content_type="text/plain"),
-              "/feed.xml": Route(body=f'<?xml version="1.0"?><rss version="2.0"><channel><title>x</title>{items}</channel></rss>',
-                                 content_type="application/rss+xml")}
-    routes.update({f"/a/{i}": Route(body=f"<html><title>A{i}</title><main><p>text {i}</p></main></html>") for i in range(n_items)})
+              "/feed.xml": Route(body=f'<?xml version="1.0"?><rss version="2.0"><channel><title>x</title>{items}'
+                                      "</channel></rss>", content_type="application/rss+xml")}
+    routes.update({f"/a/{i}": Route(body=f"<html><title>A{i}</title><main><p>text {i}</p></main></html>")
+                   for i in range(n_items)})
     return RecordingServer(Site(name="feeds", routes=routes), ip=ip).start()
 
 
@@ -64,8 +66,9 @@ def test_deferrals_never_push_a_token_into_the_dlq(tmp_path: Path):
     # deferred by the host's Crawl-delay)
     server = _feed_site("127.0.0.52", 12, crawl_delay=0.3)
     profile = load_profile_data({"extends": "praha-x", "politeness": {"min_delay_s": 0.1}})
-    run = LocalRun(profile, [Source(id="f", url=f"{server.base_url}/feed.xml", kind="feed", options={"write_about": True})],
-                   start=time.time(), until=time.time(), out_dir=tmp_path, allow_private=True, patience_s=5)
+    feed = Source(id="f", url=f"{server.base_url}/feed.xml", kind="feed", options={"write_about": True})
+    run = LocalRun(profile, [feed], start=time.time(), until=time.time(), out_dir=tmp_path, allow_private=True,
+                   patience_s=5)
     summary = run.run()
     try:
         # THEN every article was read, and no token came near SQS's maxReceiveCount: a host's token

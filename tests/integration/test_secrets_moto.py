@@ -1,15 +1,17 @@
 """Issue 13 on AWS: the Web Bot Auth key comes from Secrets Manager or an SSM SecureString (moto)."""
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import boto3
 import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from heed_aws.secrets import SecretUnavailable, load_private_key, parse_key_secret
 from heed_core.identity.keys import IdentityError, generate_private_pem, thumbprint
+
+from heed_aws.secrets import SecretUnavailable, load_private_key, parse_key_secret
 
 REGION = "eu-west-1"
 

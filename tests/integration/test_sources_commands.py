@@ -4,16 +4,19 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
+
+from heed_core.profile import load_profile_data
+from heed_core.work import Source
 
 from heed.cli import build_parser, main
 from heed.demo.web import RecordingServer, Route, Site, fail
 from heed.local.runtime import LocalRun
-from heed_core.profile import load_profile_data
-from heed_core.work import Source
+
 from tests.support.stack import STACK, stack_aws
 
 PRAHA = {"extends": "praha-x", "politeness": {"min_delay_s": 0.1}, "tasks": {"feed": {"min_read_interval_s": 0}}}
@@ -29,8 +32,8 @@ def _rss(base: str) -> str:
 @pytest.fixture
 def refusing_feed() -> Iterator[RecordingServer]:
     """A district's feed that answers 403 (PRAHA-07: the source is closed) until told otherwise."""
-    site = Site(name="praha7", routes={"/robots.txt": Route(body="User-agent: *\nAllow: /\n", content_type="text/plain"),
-                                      "/feed.xml": fail(403)})
+    robots = Route(body="User-agent: *\nAllow: /\n", content_type="text/plain")
+    site = Site(name="praha7", routes={"/robots.txt": robots, "/feed.xml": fail(403)})
     server = RecordingServer(site, ip="127.0.0.66").start()
     yield server
     server.stop()
@@ -136,7 +139,8 @@ def test_sources_import_thousands_from_csv_is_idempotent_and_remove_stops_the_so
     assert "import gemeenten.csv: 2000/2000 sources written" in err
     # the same file again changes nothing; one row changed is one update, its learnt fields kept
     code, out, _ = cli(capsys, "sources", "import", str(path), "--state", state, "--json")
-    assert json.loads(out) == {"file": str(path), "added": 0, "updated": 0, "unchanged": 2000, "where": f"state {state}"}
+    assert json.loads(out) == {"file": str(path), "added": 0, "updated": 0, "unchanged": 2000,
+                               "where": f"state {state}"}
     rows[1] = "https://gemeente0.example/,subsidy,g0,https://gemeente0.example/other.xml"
     path.write_text("\n".join(rows) + "\n")
     code, out, _ = cli(capsys, "sources", "import", str(path), "--state", state, "--json")
@@ -173,8 +177,9 @@ def test_sources_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_sources_on_a_stack_that_does_not_exist(capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.support.stack import FakeCloudFormation
     from heed.awsstack import Aws
+
+    from tests.support.stack import FakeCloudFormation
 
     aws = Aws(region="eu-west-1", clients={"cloudformation": FakeCloudFormation({}, {})})
     code, _, err = cli(capsys, "sources", "list", "--stack", "nope", aws=aws)
@@ -185,6 +190,7 @@ def test_sources_on_a_stack_that_does_not_exist(capsys: pytest.CaptureFixture[st
 def test_praha_09_remove_on_the_stack_stops_the_work_already_queued(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     from heed.demo.web import Hit
+
     from tests.integration.test_ops_commands import PROFILE
 
     holder: dict[str, Any] = {}
@@ -197,7 +203,8 @@ def test_praha_09_remove_on_the_stack_stops_the_work_already_queued(tmp_path: Pa
                     holder["code"] = args.func(args, aws=stack_aws(holder["run"]))
                 holder["thread"] = threading.Thread(target=remove)
                 holder["thread"].start()
-            return f"<html><head><title>{n}</title></head><body><main><h1>Subsidie {n}</h1><p>EUR 5.</p></main></body></html>"
+            return (f"<html><head><title>{n}</title></head>"
+                    f"<body><main><h1>Subsidie {n}</h1><p>EUR 5.</p></main></body></html>")
         return body
     urls = "".join(f"<url><loc>{{{{base}}}}/subsidies/{n}/</loc></url>" for n in ("a", "b"))
     server = RecordingServer(Site(name="g", routes={

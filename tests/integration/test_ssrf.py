@@ -15,9 +15,10 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterator
+from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
@@ -30,6 +31,7 @@ from heed_core.profile import load_profile
 from heed_core.rounds import Round, entry_items, round_id, round_tokens
 from heed_core.urls import absolute
 from heed_core.work import Source
+
 from tests.support.fifo import FifoSim
 from tests.support.memstore import FakeTokens, ListJournal, ListResults, MemoryStore
 
@@ -249,7 +251,7 @@ def test_ssrf_the_guard_is_not_a_blanket_refusal(net: Net) -> None:
 def test_ssrf_a_name_whose_dns_answer_is_inward_is_refused(net: Net, answer: str) -> None:
     # GIVEN a name whose only (or second) DNS answer is inward, in any spelling a resolver may give
     for answers in ([answer], [SITE_IP, answer]):
-        result = get(guarded(lambda host, port: list(answers)), f"http://innocent.test:{net.trap.port}/")
+        result = get(guarded(lambda host, port, given=answers: list(given)), f"http://innocent.test:{net.trap.port}/")
         # THEN it is refused before any connection
         assert _refused(result), (answers, result.error)
     assert net.connects == [] and net.reached_trap() == []

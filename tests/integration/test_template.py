@@ -7,14 +7,16 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from heed.local.resources import function_properties, load_template
 from heed_core.profile import BUILTIN_BOTS, load_profile
+
+from heed.local.resources import function_properties, load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
@@ -677,8 +679,9 @@ def test_the_publishing_outputs_name_the_bucket_the_url_and_the_distribution(tem
 
 
 def test_samconfig_publishes_for_the_bots_that_must_serve_files_of_their_own() -> None:
-    from heed.samconfig import deploy_env, publish_info_page
     from heed_core.profile import load_profile_data
+
+    from heed.samconfig import deploy_env, publish_info_page
 
     config = tomllib.loads((ROOT / "samconfig.toml").read_text(encoding="utf-8"))
     for bot in BUILTIN_BOTS:
@@ -699,11 +702,12 @@ def test_the_function_url_serves_the_pages_and_a_directory_that_verifies(templat
     import boto3
     from moto import mock_aws
 
-    from heed.infopage import METADATA_SUFFIX, write_info_page
     from heed_core.identity.directory import DIRECTORY_PATH, MEDIA_TYPE
     from heed_core.identity.keys import write_new_key_file
     from heed_core.identity.verify import verify_directory
     from heed_core.profile import load_profile_data
+
+    from heed.infopage import METADATA_SUFFIX, write_info_page
 
     function = template["Resources"]["InfoPageFunction"]["Properties"]
     assert function["FunctionUrlConfig"] == {"AuthType": "NONE"} and function["Handler"] == "index.handler"

@@ -22,7 +22,8 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 # What a fresh clone would not have: local venvs, caches, earlier builds and outputs.
 _NOT_IN_A_CLONE = shutil.ignore_patterns(".venv*", ".git", "build", "dist", "*.egg-info", "__pycache__",
-                                         ".pytest_cache", "heed-out", ".aws-sam")
+                                         ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
+                                         "heed-out", ".aws-sam")
 
 
 def _run(args: list[str | Path], *, cwd: Path, timeout: float, env: dict[str, str] | None = None

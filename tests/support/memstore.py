@@ -7,8 +7,9 @@ in and out, as DynamoDB does, so a caller can never change stored state by mutat
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from heed_core.errors import TransientError
 from heed_core.hoststate import DrainMark, HostRecord, HostView, Outbox, TokenOut
@@ -16,7 +17,7 @@ from heed_core.ports import FakeClock, FetchRequest, FetchResult
 from heed_core.urls import authority, host_name, in_domain, short_hash
 from heed_core.work import Source, UrlRecord, WorkItem
 
-from heed_aws.store import registrable_domain
+from heed_aws.domains import registrable_domain
 
 __all__ = ["Exchange", "FakeTokens", "FakeTransport", "ListJournal", "ListResults", "MemoryStore", "Reply"]
 
@@ -151,7 +152,8 @@ class MemoryStore:
         fields = json.loads(read)
         if (fields.get("last_read") or -1.0) < (src.last_read if src.last_read is not None else -1.0):
             return src
-        fields = {k: tuple(v) if k == "seen_items" else v for k, v in fields.items() if k in Source.__dataclass_fields__}
+        fields = {k: tuple(v) if k == "seen_items" else v for k, v in fields.items()
+                  if k in Source.__dataclass_fields__}
         return Source(**{**asdict(src), **fields})
 
     def put_source(self, source: Source) -> None:
@@ -275,9 +277,6 @@ class MemoryStore:
         name = domain.lower().strip(".")
         self.block_times.pop(name, None)
         return self.blocks.pop(name, None) is not None
-
-    def unblock(self, domain: str) -> None:
-        self.unblock_domain(domain)
 
     def block_list(self) -> list[tuple[str, str, float | None]]:
         return sorted((d, r, self.block_times.get(d)) for d, r in self.blocks.items())

@@ -20,11 +20,12 @@ class FakeCloudFormation:
 
     def describe_stacks(self, StackName: str) -> dict[str, Any]:  # noqa: N803 - boto3's spelling
         if StackName != STACK:
-            raise ClientError({"Error": {"Code": "ValidationError", "Message": f"Stack with id {StackName} does not exist"}},
-                              "DescribeStacks")
+            error = {"Code": "ValidationError", "Message": f"Stack with id {StackName} does not exist"}
+            raise ClientError({"Error": error}, "DescribeStacks")
         return {"Stacks": [{"StackName": STACK,
                             "Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in self.outputs.items()],
-                            "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in self.parameters.items()]}]}
+                            "Parameters": [{"ParameterKey": k, "ParameterValue": v}
+                                           for k, v in self.parameters.items()]}]}
 
 
 def stack_aws(run: Any) -> Aws:

@@ -13,8 +13,9 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from heed_aws.bedrock import BedrockExtractor
 from heed_core.extract.llm import SYSTEM_PROMPT, build_prompt, parse_events_json
+
+from heed_aws.bedrock import BedrockExtractor
 
 MODEL = "eu.anthropic.claude-haiku-example-v1:0"
 PAGE_URL = "https://museum.example.nl/agenda"
@@ -51,7 +52,8 @@ def test_wannado_10_converse_answer_becomes_events(client):
     extractor = BedrockExtractor(MODEL, client=client)
     stubber = Stubber(client)
     # THEN exactly this request leaves: model id, instructions, the page text. Nothing else.
-    stubber.add_response("converse", converse_response(answer), expected_params=extractor.request(PAGE_TEXT, url=PAGE_URL))
+    stubber.add_response("converse", converse_response(answer),
+                         expected_params=extractor.request(PAGE_TEXT, url=PAGE_URL))
     with stubber:
         events = extractor.extract(PAGE_TEXT, url=PAGE_URL)
     stubber.assert_no_pending_responses()

@@ -25,7 +25,8 @@ def test_praha_07_just_a_moment_title_even_with_status_200():
 
 
 def test_praha_07_challenge_platform_orchestration_script():
-    body = b"<html><head><title>nieuws</title></head><body><script src='/cdn-cgi/challenge-platform/h/b/orchestrate/chl_page/v1'></script></body></html>"
+    body = (b"<html><head><title>nieuws</title></head><body>"
+            b"<script src='/cdn-cgi/challenge-platform/h/b/orchestrate/chl_page/v1'></script></body></html>")
     assert is_challenge(503, (), body) == "cf-challenge-platform"
 
 
@@ -46,9 +47,11 @@ def test_praha_07_ordinary_page_with_cloudflare_bot_script_and_form_captcha_is_n
     [
         (403, (), b"<html><script src='https://ct.captcha-delivery.com/c.js'></script></html>", "datadome"),
         (403, (("X-DataDome", "protected"),), b"<html>blocked</html>", "datadome"),
-        (403, (), b"<html><head><title>Access to this page has been denied.</title></head></html>", "interstitial-title"),
+        (403, (), b"<html><head><title>Access to this page has been denied.</title></head></html>",
+         "interstitial-title"),
         (403, (), b"<html><div id='px-captcha'></div></html>", "perimeterx"),
-        (403, (), b"<HTML><HEAD><TITLE>Access Denied</TITLE></HEAD><BODY>Reference #18.9f2e1b17.1763640000.2a3b4c</BODY></HTML>", "akamai"),
+        (403, (), b"<HTML><HEAD><TITLE>Access Denied</TITLE></HEAD>"
+                  b"<BODY>Reference #18.9f2e1b17.1763640000.2a3b4c</BODY></HTML>", "akamai"),
         (200, (), b"<html><script src='/_sec/cp_challenge/sec-cpt-if-1-3.js'></script></html>", "akamai-challenge"),
         (403, (), b"<html><iframe src='/_Incapsula_Resource?CWUDNSAI=1'></iframe></html>", "incapsula"),
         (202, (("x-amzn-waf-action", "challenge"),), b"", "aws-waf"),

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from heed_core.profile import BUILTIN_BOTS, load_profile, load_profile_data
+
 from heed.conformance.catalogue import catalogue
 from heed.conformance.command import select
 from heed.conformance.model import Bound, Cadence, Proof
-from heed_core.profile import BUILTIN_BOTS, load_profile, load_profile_data
 
 PROMISES = Path(__file__).resolve().parents[2].parent / "shared" / "PROMISES.md"
 PREFIX = {"springstudiobot": "SPRING", "praha-x": "PRAHA", "wannadobot": "WANNADO", "subsidieupdate": "SUBSIDIE",

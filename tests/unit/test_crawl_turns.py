@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from itertools import pairwise
+from typing import Any
 
 import pytest
 
@@ -17,6 +19,7 @@ from heed_core.rounds import Round, entry_items, round_id, round_tokens
 from heed_core.turn import TokenIn
 from heed_core.urls import origin
 from heed_core.work import Source, WorkItem
+
 from tests.support.fifo import FifoSim
 from tests.support.memstore import Exchange, FakeTokens, FakeTransport, ListJournal, ListResults, MemoryStore, Reply
 
@@ -149,7 +152,17 @@ def _no_sleeping(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def gaps(exchanges: list[Exchange]) -> list[float]:
-    return [b.result.t_start - a.result.t_end for a, b in zip(exchanges, exchanges[1:])]
+    return [b.result.t_start - a.result.t_end for a, b in pairwise(exchanges)]
+
+
+# Every gap a turn writes carries the shipped clock-skew margin (next_allowed is read by another
+# machine's clock, tests/unit/test_clock_skew.py): on one clock, a promised gap shows that much longer.
+MARGIN = load_profile("aubebot").politeness.clock_skew_margin_s
+
+
+def paced(*delays: float) -> Any:
+    """The gaps a site sees between requests paced by ``delays``."""
+    return pytest.approx([d + MARGIN for d in delays])
 
 
 # --- COMMON-02: robots.txt first; nothing disallowed is fetched ----------------------------------------
@@ -196,15 +209,17 @@ def test_common_05_aube_09_gap_counted_from_end_of_request_and_no_turn_sleeps() 
     wall = time.monotonic()
     # WHEN the queue is played out
     r.play()
-    # THEN each request starts exactly 1.5 s after the end of the previous one (never two at once)
+    # THEN each request starts exactly 1.5 s (plus the clock-skew margin) after the end of the
+    # previous one (never two at once)
+    gap = 1.5 + MARGIN
     sent = r.sent(HOST)
     assert [e.request.purpose for e in sent] == ["robots", "feed", "article", "article"]
-    assert [e.result.t_start for e in sent[1:]] == [e.result.t_end + 1.5 for e in sent[:-1]]
+    assert [e.result.t_start for e in sent[1:]] == pytest.approx([e.result.t_end + gap for e in sent[:-1]])
     # and no turn slept or made more than one request: the waiting was the queue's (deferrals)
     assert time.monotonic() - wall < 2.0
-    assert r.clock.now() - T0 == pytest.approx(0.25 + 0.5 + 0.75 * 2 + 1.5 * 3)
+    assert r.clock.now() - T0 == pytest.approx(0.25 + 0.5 + 0.75 * 2 + gap * 3)
     assert all(n <= 1 for _, _, n in r.turns)
-    assert sum(t.delay_s for _, t, _ in r.turns if t.action == "defer") == pytest.approx(1.5 * 3)
+    assert sum(t.delay_s for _, t, _ in r.turns if t.action == "defer") == pytest.approx(gap * 3)
 
 
 def test_common_05_a_second_invocation_is_refused_while_a_request_is_in_flight() -> None:
@@ -241,7 +256,7 @@ def test_aube_04_subsidie_07_crawl_delay_raises_the_gap_up_to_the_cap(bot: str, 
     # THEN every gap on the host, the one after robots.txt included, is the capped delay exactly
     sent = r.sent(HOST)
     assert [e.request.url for e in sent] == [SITE + "/robots.txt", SITE + "/p1", SITE + "/p2"]
-    assert gaps(sent) == [gap, gap]
+    assert gaps(sent) == paced(gap, gap)
 
 
 # --- SPRING-05: a 429 stops the host for the rest of the UTC day ------------------------------------
@@ -348,7 +363,7 @@ def test_common_06_redirect_is_a_separate_paced_request() -> None:
     r.play()
     sent = r.sent()
     assert [e.request.url for e in sent] == [SITE + "/robots.txt", SITE + "/old", SITE + "/new"]
-    assert gaps(sent) == [10.0, 10.0]  # SPRING-08: the hop waits like any other request
+    assert gaps(sent) == paced(10.0, 10.0)  # SPRING-08: the hop waits like any other request
     assert [e["url"] for e in r.results.of_type("item.found")] == [SITE + "/story/1"]
 
 
@@ -370,7 +385,7 @@ def test_common_06_redirect_to_another_host_reads_that_hosts_robots_first() -> N
     turns = r.play()
     assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/old", OTHER + "/robots.txt", OTHER + "/page"]
     assert any(OTHER_HOST in t.wake for t in turns)
-    assert gaps(r.sent(OTHER_HOST)) == [10.0]
+    assert gaps(r.sent(OTHER_HOST)) == paced(10.0)
 
 
 def test_common_06_redirect_into_a_blocked_domain_is_not_requested() -> None:
@@ -464,7 +479,8 @@ def test_spring_09_aube_12_robots_reread_only_after_the_cache_ttl(bot: str, ttl:
     r = rig(bot)
     assert r.profile.get("robots.cache_ttl_s") == ttl
     purpose, task = KIND[bot]
-    r.transport.script(SITE + "/robots.txt", robots("User-agent: *\nAllow: /\n"), robots("User-agent: *\nDisallow: /\n"))
+    r.transport.script(SITE + "/robots.txt", robots("User-agent: *\nAllow: /\n"),
+                       robots("User-agent: *\nDisallow: /\n"))
     for path in ("/x", "/y", "/z"):  # three pages (AUBE-08 and -03 let no page of AubeBot be read twice so soon)
         r.transport.script(SITE + path, plain_reply(purpose))
 
@@ -602,7 +618,7 @@ def test_praha_06_crawl_delay_holds_after_the_tdmrep_request() -> None:
     sent = r.sent()
     assert [e.request.purpose for e in sent] == ["robots", "feed", "tdmrep", "article"]
     # THEN every gap on the host is the Crawl-delay, the one after tdmrep.json included (COMMON-05)
-    assert gaps(sent) == [10.0, 10.0, 10.0]
+    assert gaps(sent) == paced(10.0, 10.0, 10.0)
 
 
 def test_common_02_tdmrep_json_is_not_fetched_where_robots_disallows_it() -> None:

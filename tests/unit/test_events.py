@@ -60,7 +60,8 @@ def test_wannado_10_malformed_json_ld_block_is_skipped_others_kept():
     result = extract_events(fixture("theater_agenda_graph.html"), base_url=AGENDA)
     assert result.skipped_blocks == 1
     # AND a page whose first event block is broken
-    body = jsonld_page('{"@type": "Event", "name": "Kapot", }', '[{"@type": "DanceEvent", "name": "Heel", "startDate": "2026-12-01"}]')
+    body = jsonld_page('{"@type": "Event", "name": "Kapot", }',
+                       '[{"@type": "DanceEvent", "name": "Heel", "startDate": "2026-12-01"}]')
     result = extract_events(body, base_url=AGENDA)
     assert [e.name for e in result.events] == ["Heel"]
     assert result.skipped_blocks == 1
@@ -71,7 +72,8 @@ def test_wannado_10_microdata_events():
     result = extract_events(fixture("venue_microdata.html"), base_url=base)
     gig, jam = result.events
     assert gig.source_format == "microdata"
-    assert (gig.name, gig.start, gig.end) == ("The Low Tides + support", "2026-11-28T21:00:00+01:00", "2026-11-29T00:30:00+01:00")
+    assert (gig.name, gig.start, gig.end) == ("The Low Tides + support", "2026-11-28T21:00:00+01:00",
+                                              "2026-11-29T00:30:00+01:00")
     assert gig.location == "De Kade, grote zaal, Havenkade 12, 9998 YY Kadestad"
     assert gig.price == "EUR 18.00"
     assert gig.image == "https://dekade.example.nl/media/low-tides.jpg"
@@ -116,7 +118,8 @@ def test_wannado_01_event_without_own_page_links_to_the_agenda_page():
 
 
 def test_wannado_01_script_urls_are_never_links():
-    body = jsonld_page(json.dumps({"@type": "Event", "name": "X", "url": "javascript:alert(1)", "image": "data:image/png;base64,AAAA"}))
+    body = jsonld_page(json.dumps({"@type": "Event", "name": "X", "url": "javascript:alert(1)",
+                                   "image": "data:image/png;base64,AAAA"}))
     (event,) = extract_events(body, base_url=AGENDA).events
     assert (event.url, event.image) == (AGENDA, None)
 
@@ -124,14 +127,16 @@ def test_wannado_01_script_urls_are_never_links():
 def test_wannado_10_top_level_list_nested_item_list_and_subtype_with_prefix():
     block = json.dumps([
         {"@type": "ItemList", "itemListElement": [
-            {"@type": "ListItem", "position": 1, "item": {"@type": "schema:ComedyEvent", "name": "Cabaret", "startDate": "2026-12-12T20:00"}},
+            {"@type": "ListItem", "position": 1,
+             "item": {"@type": "schema:ComedyEvent", "name": "Cabaret", "startDate": "2026-12-12T20:00"}},
         ]},
         {"@type": "http://schema.org/Festival", "name": "Winterfestival", "startDate": "2026-12-27",
          "location": "Park", "offers": {"price": "1.250,00", "priceCurrency": "eur"}},
     ])
     events = extract_events(jsonld_page(block), base_url=AGENDA).events
     # a local time without an offset is read in the venue's zone (Europe/Amsterdam: CET in December)
-    assert [(e.name, e.start) for e in events] == [("Cabaret", "2026-12-12T20:00:00+01:00"), ("Winterfestival", "2026-12-27")]
+    assert [(e.name, e.start) for e in events] == [("Cabaret", "2026-12-12T20:00:00+01:00"),
+                                                   ("Winterfestival", "2026-12-27")]
     assert events[1].price == "EUR 1250.00"
 
 
@@ -147,7 +152,8 @@ def test_wannado_10_long_description_is_plain_text_trimmed_to_about_500_chars():
 
 def test_wannado_10_same_event_in_json_ld_and_microdata_is_listed_once():
     body = (
-        b'<html><head><script type="application/ld+json">{"@type":"Event","name":"Dubbel","startDate":"2026-12-01"}</script></head>'
+        b'<html><head><script type="application/ld+json">'
+        b'{"@type":"Event","name":"Dubbel","startDate":"2026-12-01"}</script></head>'
         b'<body><div itemscope itemtype="https://schema.org/Event"><span itemprop="name">Dubbel</span>'
         b'<meta itemprop="startDate" content="2026-12-01"></div></body></html>'
     )
@@ -156,7 +162,8 @@ def test_wannado_10_same_event_in_json_ld_and_microdata_is_listed_once():
 
 
 def test_wannado_10_non_events_and_nameless_events_are_ignored():
-    body = jsonld_page(json.dumps({"@graph": [{"@type": "Organization", "name": "Theater"}, {"@type": "Event", "startDate": "2026-12-01"}]}))
+    body = jsonld_page(json.dumps({"@graph": [{"@type": "Organization", "name": "Theater"},
+                                              {"@type": "Event", "startDate": "2026-12-01"}]}))
     assert extract_events(body, base_url=AGENDA).events == ()
 
 
@@ -180,7 +187,8 @@ def test_wannado_10_deeply_nested_json_ld_does_not_crash():
 
 
 def _one(node: dict, **kwargs) -> Event:
-    (event,) = extract_events(jsonld_page(json.dumps({"@context": "https://schema.org", **node})), base_url=AGENDA, **kwargs).events
+    page = jsonld_page(json.dumps({"@context": "https://schema.org", **node}))
+    (event,) = extract_events(page, base_url=AGENDA, **kwargs).events
     return event
 
 
@@ -209,14 +217,16 @@ def test_wannado_10_type_and_id_aliases() -> None:
 
 def test_wannado_10_location_given_as_a_bare_postal_address() -> None:
     event = _one({"@type": "Event", "name": "Buurtfeest", "location": {
-        "@type": "PostalAddress", "streetAddress": "Dorpsstraat 1", "postalCode": "1234 AB", "addressLocality": "Ergens"}})
+        "@type": "PostalAddress", "streetAddress": "Dorpsstraat 1", "postalCode": "1234 AB",
+        "addressLocality": "Ergens"}})
     assert event.location == "Dorpsstraat 1, 1234 AB Ergens"
 
 
 def test_wannado_10_physical_place_preferred_over_livestream_both_kept() -> None:
     event = _one({"@type": "Event", "name": "Hybride", "location": [
         {"@type": "VirtualLocation", "url": "https://stream.example/live"},
-        {"@type": "Place", "name": "Grote Zaal", "address": {"@type": "PostalAddress", "addressLocality": "Kadestad"}}]})
+        {"@type": "Place", "name": "Grote Zaal",
+         "address": {"@type": "PostalAddress", "addressLocality": "Kadestad"}}]})
     assert (event.location, event.online) == ("Grote Zaal, Kadestad", "https://stream.example/live")
 
 
@@ -265,7 +275,8 @@ def test_wannado_10_venue_time_zone_comes_from_the_caller() -> None:
 
 def test_wannado_10_same_show_in_json_ld_and_microdata_with_different_spellings_is_one_event() -> None:
     body = (
-        b'<html><head><script type="application/ld+json">{"@type":"TheaterEvent","name":"Dubbel","startDate":"2026-12-01T20:00"}</script></head>'
+        b'<html><head><script type="application/ld+json">'
+        b'{"@type":"TheaterEvent","name":"Dubbel","startDate":"2026-12-01T20:00"}</script></head>'
         b'<body><div itemscope itemtype="https://schema.org/TheaterEvent"><span itemprop="name">Dubbel</span>'
         b'<meta itemprop="startDate" content="2026-12-01T20:00:00+01:00"></div>'
         b'<div itemscope itemtype="https://schema.org/TheaterEvent"><span itemprop="name">Dubbel</span>'

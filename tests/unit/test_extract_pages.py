@@ -113,18 +113,21 @@ def test_spring_03_javascript_built_page_yields_no_items() -> None:
 def test_single_article_page_via_opengraph() -> None:
     result = extract_listing(load("single_article_og.html"), base_url="https://stadtblatt.example/verkehr/neue-linie?ref=x")
     assert result.items == (
-        ListingItem("Neue Straßenbahnlinie eröffnet", "https://stadtblatt.example/verkehr/neue-linie", "2026-11-30T05:00:00Z"),
+        ListingItem("Neue Straßenbahnlinie eröffnet", "https://stadtblatt.example/verkehr/neue-linie",
+                    "2026-11-30T05:00:00Z"),
     )
     assert "Max" not in repr(result)
 
 
 def test_website_opengraph_is_not_an_item() -> None:
-    body = b'<html><head><meta property="og:type" content="website"><meta property="og:title" content="Home"></head></html>'
+    body = (b'<html><head><meta property="og:type" content="website">'
+            b'<meta property="og:title" content="Home"></head></html>')
     assert extract_listing(body, base_url="https://h.example/").items == ()
 
 
 def test_base_href_is_honoured_for_links() -> None:
-    body = b'<html><head><base href="https://cdn.h.example/blog/"></head><body><article><h2><a href="post-1">Post</a></h2></article></body></html>'
+    body = (b'<html><head><base href="https://cdn.h.example/blog/"></head>'
+            b'<body><article><h2><a href="post-1">Post</a></h2></article></body></html>')
     assert extract_listing(body, base_url="https://h.example/").items[0].link == "https://cdn.h.example/blog/post-1"
 
 
@@ -139,7 +142,8 @@ def test_broken_and_hostile_jsonld_does_not_crash() -> None:
     body = (
         f'<html><head><script type="application/ld+json">{deep}</script>'
         '<script type="application/ld+json">{"@type": "NewsArticle", "headline": 7, "url": ["x"]}</script>'
-        '<script type="application/ld+json">{"@type": "NewsArticle", "headline": "Ok", "url": "javascript:x()"}</script>'
+        '<script type="application/ld+json">'
+        '{"@type": "NewsArticle", "headline": "Ok", "url": "javascript:x()"}</script>'
         "</head><body></body></html>"
     ).encode()
     result = extract_listing(body, base_url="https://h.example/")

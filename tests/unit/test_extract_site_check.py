@@ -37,7 +37,8 @@ def test_praha_04_name_falls_back_to_title_and_icon_to_apple_touch_icon() -> Non
 
 
 def test_praha_04_shortcut_icon_counts_as_icon() -> None:
-    body = b'<html><head><link rel="apple-touch-icon" href="/t.png"><link rel="Shortcut Icon" href="/s.ico"></head></html>'
+    body = (b'<html><head><link rel="apple-touch-icon" href="/t.png">'
+            b'<link rel="Shortcut Icon" href="/s.ico"></head></html>')
     assert site_info(body, base_url="https://h.example/").icon_url == "https://h.example/s.ico"
 
 

@@ -136,7 +136,8 @@ def test_empty_sitemap_is_empty(body: bytes) -> None:
 
 def test_billion_laughs_sitemap_is_refused() -> None:
     decls = "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10))
-    body = f'<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY l0 "lol">{decls}]><urlset><url><loc>&l9;</loc></url></urlset>'
+    body = (f'<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY l0 "lol">{decls}]>'
+            "<urlset><url><loc>&l9;</loc></url></urlset>")
     assert parse_sitemap(body.encode(), url="https://h.example/sitemap.xml").error == "entity_expansion"
 
 
@@ -204,11 +205,13 @@ def test_bare_ampersand_in_loc_is_recovered() -> None:
 
 def test_rss_feed_as_sitemap() -> None:
     body = (b'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>https://h.example/</link>'
-            b"<item><title>A</title><link>https://h.example/a</link><pubDate>Mon, 30 Nov 2026 09:00:00 +0100</pubDate></item>"
+            b"<item><title>A</title><link>https://h.example/a</link>"
+            b"<pubDate>Mon, 30 Nov 2026 09:00:00 +0100</pubDate></item>"
             b"<item><title>B</title><link>/b</link></item></channel></rss>")
     result = parse_sitemap(body, url="https://h.example/feed.xml")
     assert (result.error, result.kind) == (None, "rss")
-    assert result.urls == (SitemapEntry("https://h.example/a", "2026-11-30T08:00:00Z"), SitemapEntry("https://h.example/b", None))
+    assert result.urls == (SitemapEntry("https://h.example/a", "2026-11-30T08:00:00Z"),
+                           SitemapEntry("https://h.example/b", None))
 
 
 def test_atom_feed_as_sitemap_takes_the_alternate_link() -> None:

@@ -5,7 +5,6 @@ import json
 import time
 from typing import Any
 
-from heed_aws.service import MAX_REAL_FAILURES, process_batch
 from heed_core.crawl import Crawler, TurnResult
 from heed_core.drain import Pending
 from heed_core.errors import TransientError
@@ -13,6 +12,9 @@ from heed_core.hoststate import DrainMark, Outbox
 from heed_core.ports import FakeClock, FetchRequest, FetchResult
 from heed_core.profile import load_profile
 from heed_core.work import WorkItem
+
+from heed_aws.service import MAX_REAL_FAILURES, process_batch
+
 from tests.support.memstore import FakeTokens, FakeTransport, ListJournal, ListResults, MemoryStore
 
 T0 = 1_709_618_400.0
@@ -94,7 +96,8 @@ def test_the_later_tokens_of_a_host_are_taken_in_by_its_turn_and_written_before_
 def test_every_record_deferred_is_a_normal_answer_not_an_error() -> None:
     # Powertools' FIFO processor raises BatchProcessingError when all records fail; a batch of
     # deferrals is normal here, so the handler answers with every record as a batch item failure.
-    crawler = FakeCrawler({"http://a:80": TurnResult("defer", delay_s=1.0), "http://b:80": TurnResult("defer", delay_s=2.0)})
+    crawler = FakeCrawler({"http://a:80": TurnResult("defer", delay_s=1.0),
+                           "http://b:80": TurnResult("defer", delay_s=2.0)})
     resp = _batch([_rec("1", "http://a:80"), _rec("2", "http://b:80")], crawler)
     assert [f["itemIdentifier"] for f in resp["batchItemFailures"]] == ["1", "2"]
 

@@ -10,11 +10,12 @@ import stat
 
 import pytest
 
-from heed import identity_cli
 from heed_core.identity.directory import key_directory, signed_directory
 from heed_core.identity.keys import read_key_file
 from heed_core.identity.signing import WebBotAuthSigner
 from heed_core.ports import FakeClock
+
+from heed import identity_cli
 
 AGENT = "https://aube.news/.well-known/http-message-signatures-directory"
 T = 1_750_000_000  # in the past: "now" finds its signatures expired

@@ -3,22 +3,24 @@ profile, in the bot's language and in English; ips.json parses as googlebot.json
 from __future__ import annotations
 
 import ipaddress
-import os
 import json
+import os
 import re
 import string
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from html.parser import HTMLParser
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from heed_core.profile import BUILTIN_BOTS, Profile, ProfileError, load_profile, load_profile_data
+
 from heed import cli
 from heed.infopage import facts, ips_json, render_info_page, write_info_page
 from heed.pages import de, en, it, nb, nl, words
 from heed.pages.content import LANGUAGES, page_languages
-from heed_core.profile import BUILTIN_BOTS, Profile, ProfileError, load_profile, load_profile_data
 
 PAGES = [(bot, lang) for bot in BUILTIN_BOTS for lang in page_languages(load_profile(bot))]
 SECTIONS = ("who", "recognise", "fetch", "never", "pace", "robots", "control", "stop", "contact")
@@ -298,7 +300,7 @@ def test_the_page_is_valid_self_contained_html5_for_phones(bot: str, lang: str) 
     checker.close()
     assert not checker.errors and not checker.stack, (checker.errors, checker.stack)
     assert checker.headings[0] == 1 and checker.headings.count(1) == 1
-    assert all(b - a <= 1 for a, b in zip(checker.headings, checker.headings[1:])), checker.headings
+    assert all(b - a <= 1 for a, b in pairwise(checker.headings)), checker.headings
     assert len(checker.ids) == len(set(checker.ids))
     sections = [a for t, a in checker.tags if t == "section"]
     assert len(sections) == len(SECTIONS) and all(a.get("lang") == lang for a in sections)
@@ -313,7 +315,7 @@ def test_the_page_is_valid_self_contained_html5_for_phones(bot: str, lang: str) 
 
 def test_wannado_02_ips_json_parses_as_googlebot_json_does() -> None:
     p = load_profile("wannadobot")
-    data = json.loads(ips_json(p, datetime(2026, 12, 1, 9, 30, tzinfo=timezone.utc)))
+    data = json.loads(ips_json(p, datetime(2026, 12, 1, 9, 30, tzinfo=UTC)))
     # googlebot.json's shape, exactly: creationTime and prefixes of ipv4Prefix / ipv6Prefix
     assert set(data) == {"creationTime", "prefixes"}
     assert data["creationTime"] == "2026-12-01T09:30:00.000000"

@@ -17,14 +17,16 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
+from heed_core.profile import BUILTIN_BOTS, load_profile
+
 from heed.infopage import write_info_page
 from heed.pages.content import page_path
-from heed_core.profile import BUILTIN_BOTS, load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

@@ -3,19 +3,20 @@ the body at the Signature-Agent URL's path, its signature headers beside it for 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from heed import cli
-from heed.infopage import METADATA_SUFFIX, write_info_page
 from heed_core.identity.directory import DIRECTORY_PATH, MEDIA_TYPE
 from heed_core.identity.keys import write_new_key_file
 from heed_core.identity.verify import verify_directory
 from heed_core.profile import ProfileError, load_profile, load_profile_data
 
-CREATED = datetime(2026, 12, 1, 6, 0, tzinfo=timezone.utc)
+from heed import cli
+from heed.infopage import METADATA_SUFFIX, write_info_page
+
+CREATED = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
 
 
 def _signing(key_file: Path, agent: str = "https://aube.news") -> dict:

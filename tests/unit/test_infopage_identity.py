@@ -10,14 +10,15 @@ from typing import Any
 
 import pytest
 
-from heed import cli
-from heed.infopage import facts, render_info_page, write_info_page
-from heed.pages import de, en, it, nb, nl
-from heed.pages.content import page_languages
 from heed_core.identity.directory import DIRECTORY_PATH
 from heed_core.identity.keys import thumbprint, write_new_key_file
 from heed_core.identity.verify import verify_directory
 from heed_core.profile import BUILTIN_BOTS, Profile, ProfileError, load_profile, load_profile_data
+
+from heed import cli
+from heed.infopage import facts, render_info_page, write_info_page
+from heed.pages import de, en, it, nb, nl
+from heed.pages.content import page_languages
 
 MODULES = {"en": en, "nb": nb, "de": de, "nl": nl, "it": it}
 PAGES = [(bot, lang) for bot in BUILTIN_BOTS for lang in page_languages(load_profile(bot))]

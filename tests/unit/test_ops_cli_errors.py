@@ -36,7 +36,8 @@ def test_on_a_stack_without_a_region(capsys: pytest.CaptureFixture[str], no_aws:
     code = main([*command, "--stack", "heed-aubebot"])
     out, err = capsys.readouterr()
     assert (code, out) == (2, "")
-    assert err.strip().splitlines() == [f"heed: error: {_name(command)}: no AWS region: give --region or set AWS_REGION"]
+    assert err.strip().splitlines() == [
+        f"heed: error: {_name(command)}: no AWS region: give --region or set AWS_REGION"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -55,7 +56,8 @@ def test_with_an_unknown_aws_profile(capsys: pytest.CaptureFixture[str], no_aws:
     code = main([*command, "--stack", "heed-aubebot", "--profile", "ops"])
     _, err = capsys.readouterr()
     assert code == 2
-    assert err.strip().splitlines() == [f"heed: error: {_name(command)}: no AWS profile named 'ops' (see ~/.aws/config)"]
+    assert err.strip().splitlines() == [
+        f"heed: error: {_name(command)}: no AWS profile named 'ops' (see ~/.aws/config)"]
 
 
 @pytest.mark.parametrize("command", [c for c in COMMANDS if c[0] != "explain"])
@@ -83,4 +85,5 @@ def test_explain_a_bad_url_on_a_state_dir(capsys: pytest.CaptureFixture[str], tm
     assert code == 2 and err.strip() == "heed: error: explain: 'not a url' is not an absolute http(s) URL"
     code = main(["explain", "https://example.com/", "--state", str(tmp_path / "s")])
     _, err = capsys.readouterr()
-    assert code == 2 and err.strip() == f"heed: error: explain: which bot? state {tmp_path / 's'} does not say: give --bot NAME"
+    assert code == 2
+    assert err.strip() == f"heed: error: explain: which bot? state {tmp_path / 's'} does not say: give --bot NAME"

@@ -2,7 +2,7 @@
 and the robots Crawl-delay combined with each bot's own numbers (COMMON-05)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -21,8 +21,8 @@ from heed_core.profile import load_profile
 from heed_core.robots import effective_delay, parse_robots
 from heed_core.urls import short_hash
 
-NOON = datetime(2024, 3, 4, 12, tzinfo=timezone.utc).timestamp()
-MIDNIGHT_AFTER = datetime(2024, 3, 5, tzinfo=timezone.utc).timestamp()
+NOON = datetime(2024, 3, 4, 12, tzinfo=UTC).timestamp()
+MIDNIGHT_AFTER = datetime(2024, 3, 5, tzinfo=UTC).timestamp()
 
 
 # --- decide() ------------------------------------------------------------------------------------
@@ -115,10 +115,10 @@ def test_spaced_delay_accepts_short_and_empty_seeds() -> None:
 # --- end_of_day (SPRING-05 "that day") ------------------------------------------------------------
 
 @pytest.mark.parametrize("now", [
-    datetime(2024, 3, 4, 0, 0, 1, tzinfo=timezone.utc).timestamp(),
+    datetime(2024, 3, 4, 0, 0, 1, tzinfo=UTC).timestamp(),
     NOON,
-    datetime(2024, 3, 4, 23, 59, 59, tzinfo=timezone.utc).timestamp(),
-    datetime(2024, 3, 4, 23, 59, 59, tzinfo=timezone.utc).timestamp() + 0.9,
+    datetime(2024, 3, 4, 23, 59, 59, tzinfo=UTC).timestamp(),
+    datetime(2024, 3, 4, 23, 59, 59, tzinfo=UTC).timestamp() + 0.9,
 ])
 def test_end_of_day_is_the_next_utc_midnight(now: float) -> None:
     assert end_of_day(now) == MIDNIGHT_AFTER

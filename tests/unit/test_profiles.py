@@ -2,7 +2,7 @@
 numbers each shipped profile promises (PROMISES.md), rule by rule."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from heed_core.schedule import Rate, firings, parse_expression
 DAY = 86400
 WEEK = 7 * DAY
 # Monday 2024-03-04 00:00 UTC: the start of a real ISO week.
-MONDAY = datetime(2024, 3, 4, tzinfo=timezone.utc).timestamp()
+MONDAY = datetime(2024, 3, 4, tzinfo=UTC).timestamp()
 
 
 def _write(path: Path, text: str) -> Path:
@@ -339,10 +339,10 @@ def subsidie() -> Profile:
 
 @pytest.mark.parametrize("week_start", [
     MONDAY,
-    datetime(2025, 12, 29, tzinfo=timezone.utc).timestamp(),  # a Monday; the week spans new year
+    datetime(2025, 12, 29, tzinfo=UTC).timestamp(),  # a Monday; the week spans new year
 ], ids=["2024-03-04", "2025-12-29"])
 def test_subsidie_02_five_rounds_per_working_day_one_per_weekend_day(subsidie: Profile, week_start: float) -> None:
-    assert datetime.fromtimestamp(week_start, tz=timezone.utc).isoweekday() == 1
+    assert datetime.fromtimestamp(week_start, tz=UTC).isoweekday() == 1
     assert _fires_per_day(subsidie, "subsidy", week_start) == [5, 5, 5, 5, 5, 1, 1]
     assert 1 <= subsidie.task("subsidy")["max_pages_per_host_per_round"] <= 10  # "a handful"
 

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from heed_core.ports import FetchResult
 from heed_core.profile import load_profile
 from heed_core.responses import REDIRECT_STATUSES, Outcome, classify, retry_after_s
 
-NOON = datetime(2024, 3, 4, 12, tzinfo=timezone.utc).timestamp()
+NOON = datetime(2024, 3, 4, 12, tzinfo=UTC).timestamp()
 MIDNIGHT = end_of_day(NOON)
 URL = "https://example.org/page"
 
@@ -32,7 +33,7 @@ def run(result: FetchResult, responses: Mapping[str, Any] = SPRING, *, retries: 
 
 
 def http_date(t: float) -> str:
-    return format_datetime(datetime.fromtimestamp(t, tz=timezone.utc), usegmt=True)
+    return format_datetime(datetime.fromtimestamp(t, tz=UTC), usegmt=True)
 
 
 # --- success, unchanged, redirects ---------------------------------------------------------------
@@ -120,7 +121,7 @@ def test_challenge_marker_stops_the_host_even_on_200() -> None:
 
 def test_500_with_retries_left_retries_with_doubling_backoff() -> None:
     backoff = float(SPRING["retry_backoff_s"])
-    morning = datetime(2024, 3, 4, 6, tzinfo=timezone.utc).timestamp()
+    morning = datetime(2024, 3, 4, 6, tzinfo=UTC).timestamp()
     at = [run(res(500), retries=n, now=morning).retry_at for n in range(3)]
     assert at == [morning + backoff, morning + 2 * backoff, morning + 4 * backoff]
     assert run(res(500), retries=0, now=morning).reason == "http_500"
@@ -128,7 +129,7 @@ def test_500_with_retries_left_retries_with_doubling_backoff() -> None:
 
 def test_spring_06_at_most_three_more_times_the_same_day() -> None:
     # GIVEN an early-morning page that fails every time
-    now = datetime(2024, 3, 4, 0, 5, tzinfo=timezone.utc).timestamp()
+    now = datetime(2024, 3, 4, 0, 5, tzinfo=UTC).timestamp()
     retries = 0
     # WHEN each retry runs when it is due
     while True:
@@ -217,6 +218,6 @@ def test_retry_after_http_date_in_the_past_is_zero() -> None:
 @pytest.mark.usefixtures("new_york_tz")
 @pytest.mark.parametrize("zone", ["GMT", "+0000", "-0000"])
 def test_retry_after_http_date_is_utc_whatever_the_local_zone(zone: str) -> None:
-    when = datetime.fromtimestamp(NOON, tz=timezone.utc) + timedelta(hours=2)
+    when = datetime.fromtimestamp(NOON, tz=UTC) + timedelta(hours=2)
     value = when.strftime("%a, %d %b %Y %H:%M:%S ") + zone
     assert retry_after_s(value, NOON) == 7200.0

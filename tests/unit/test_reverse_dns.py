@@ -5,9 +5,10 @@ import importlib.util
 import json
 import sys
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
-from typing import Any, Iterator
+from typing import Any
 
 import boto3
 import pytest

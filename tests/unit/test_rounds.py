@@ -1,7 +1,7 @@
 """Which rounds are due between two ticks, and the entry work (or the skip) of each source."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,7 +14,7 @@ from heed_core.work import Source
 
 
 def ts(*args: int) -> float:
-    return datetime(*args, tzinfo=timezone.utc).timestamp()
+    return datetime(*args, tzinfo=UTC).timestamp()
 
 
 MONDAY = ts(2024, 3, 4)
@@ -67,7 +67,7 @@ def test_due_rounds_between_close_ticks(aube: Profile) -> None:
 
 def test_subsidie_02_working_day_rounds(subsidie: Profile) -> None:
     rounds = _ticks(subsidie, MONDAY, MONDAY + 86400)
-    hours = [datetime.fromtimestamp(r.start, tz=timezone.utc).hour for r in rounds]
+    hours = [datetime.fromtimestamp(r.start, tz=UTC).hour for r in rounds]
     assert hours == [7, 9, 11, 13, 15]
     assert {r.task for r in rounds} == {"subsidy"}
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from heed.samconfig import deploy_env, main, render_samconfig
 from heed_core.profile import BUILTIN_BOTS, load_profile, load_profile_data
+
+from heed.samconfig import deploy_env, main, render_samconfig
 
 ROOT = Path(__file__).resolve().parents[2]
 

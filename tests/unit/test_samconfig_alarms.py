@@ -4,9 +4,10 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from heed_core.profile import BUILTIN_BOTS, load_profile, load_profile_data
+
 from heed.local.resources import load_template
 from heed.samconfig import OLDEST_MESSAGE_ALARM_DEFAULT_S, deploy_env, oldest_message_alarm_s, render_samconfig
-from heed_core.profile import BUILTIN_BOTS, load_profile, load_profile_data
 
 ROOT = Path(__file__).resolve().parents[2]
 

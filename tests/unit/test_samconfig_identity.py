@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from heed_core.profile import BUILTIN_BOTS, ProfileError, load_profile, load_profile_data
+
 from heed.local.resources import load_template
 from heed.samconfig import deploy_env, main, render_samconfig, web_bot_auth_key
-from heed_core.profile import BUILTIN_BOTS, ProfileError, load_profile, load_profile_data
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = "https://aube.news/.well-known/http-message-signatures-directory"

@@ -1,7 +1,7 @@
 """EventBridge rate()/cron() expressions: parsing, the next firing, and counts over a real week."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -9,11 +9,11 @@ from heed_core.schedule import Cron, Rate, ScheduleError, firings, next_fire, pa
 
 
 def ts(*args: int) -> float:
-    return datetime(*args, tzinfo=timezone.utc).timestamp()
+    return datetime(*args, tzinfo=UTC).timestamp()
 
 
 def utc(t: float) -> datetime:
-    return datetime.fromtimestamp(t, tz=timezone.utc)
+    return datetime.fromtimestamp(t, tz=UTC)
 
 
 MONDAY = ts(2024, 3, 4)  # Monday 2024-03-04 00:00 UTC
@@ -92,9 +92,9 @@ def test_cron_month_names(month: str, expected: set[int]) -> None:
 
 def test_weekday_1_is_sunday_and_7_is_saturday() -> None:
     # From Monday 2024-03-04: day 1 fires on Sunday the 10th, day 7 on Saturday the 9th.
-    assert utc(next_fire("cron(0 12 ? * 1 *)", MONDAY)) == datetime(2024, 3, 10, 12, tzinfo=timezone.utc)
-    assert utc(next_fire("cron(0 12 ? * 7 *)", MONDAY)) == datetime(2024, 3, 9, 12, tzinfo=timezone.utc)
-    assert utc(next_fire("cron(0 12 ? * 2 *)", MONDAY)) == datetime(2024, 3, 4, 12, tzinfo=timezone.utc)
+    assert utc(next_fire("cron(0 12 ? * 1 *)", MONDAY)) == datetime(2024, 3, 10, 12, tzinfo=UTC)
+    assert utc(next_fire("cron(0 12 ? * 7 *)", MONDAY)) == datetime(2024, 3, 9, 12, tzinfo=UTC)
+    assert utc(next_fire("cron(0 12 ? * 2 *)", MONDAY)) == datetime(2024, 3, 4, 12, tzinfo=UTC)
 
 
 # --- next firing ---------------------------------------------------------------------------------
@@ -107,18 +107,18 @@ def test_next_fire_later_today_and_strictly_after() -> None:
 
 
 def test_next_fire_day_of_month_and_leap_day() -> None:
-    assert utc(next_fire("cron(0 0 1 * ? *)", ts(2024, 3, 4))) == datetime(2024, 4, 1, tzinfo=timezone.utc)
+    assert utc(next_fire("cron(0 0 1 * ? *)", ts(2024, 3, 4))) == datetime(2024, 4, 1, tzinfo=UTC)
     assert utc(next_fire("cron(30 23 29 2 ? *)", ts(2023, 3, 1))) == \
-        datetime(2024, 2, 29, 23, 30, tzinfo=timezone.utc)
+        datetime(2024, 2, 29, 23, 30, tzinfo=UTC)
 
 
 def test_next_fire_year_field() -> None:
-    assert utc(next_fire("cron(0 0 1 JAN ? 2026)", MONDAY)) == datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert utc(next_fire("cron(0 0 1 JAN ? 2026)", MONDAY)) == datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def test_next_fire_crosses_year_end() -> None:
     assert utc(next_fire("cron(0 10 ? * SAT,SUN *)", ts(2025, 12, 29))) == \
-        datetime(2026, 1, 3, 10, tzinfo=timezone.utc)
+        datetime(2026, 1, 3, 10, tzinfo=UTC)
 
 
 def test_an_expression_that_never_fires_is_a_schedule_error() -> None:

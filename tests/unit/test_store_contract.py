@@ -1,19 +1,23 @@
 """The HostStore contract: one test class run against every backend (MemoryStore, DynamoStore on moto)."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import boto3
 import pytest
 from moto import mock_aws
 
-from heed.local.resources import create_stack_resources
-from heed_aws.store import DynamoStore
 from heed_core.hoststate import DrainMark, HostView, Outbox, TokenOut
 from heed_core.store import HostStore
 from heed_core.urls import BadUrl
 from heed_core.work import Source, UrlRecord, WorkItem
+
+from heed_aws.store import DynamoStore
+
+from heed.local.resources import create_stack_resources
+
 from tests.support.memstore import MemoryStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,8 +119,9 @@ class TestHostStoreContract:
         assert store.url_records([url]) == {}
         rec = UrlRecord(url=url, etag='"v1"', last_modified="Tue, 05 Mar 2024 07:00:00 GMT",
                         last_fetched=T0 + 0.25, last_status=200, emitted=("e1", "e2"))
-        store.write_drained([rec, UrlRecord(B + "/a", content_hash="h")], [(A, DrainMark(3, ("e9",))), (B, DrainMark(7))])
-        assert store.url_records([url, A + "/other", B + "/a"]) == {url: rec, B + "/a": UrlRecord(B + "/a", content_hash="h")}
+        other = UrlRecord(B + "/a", content_hash="h")
+        store.write_drained([rec, other], [(A, DrainMark(3, ("e9",))), (B, DrainMark(7))])
+        assert store.url_records([url, A + "/other", B + "/a"]) == {url: rec, B + "/a": other}
         assert store.read_host(A).drained == DrainMark(3, ("e9",))
         assert store.read_host(B).drained == DrainMark(7)
         store.write_drained([], [(A, DrainMark(4))])
@@ -226,14 +231,17 @@ class TestOperatorContract:
         store.write_drained([], [], [("f1", {"last_read": T0 + 5, "seen_items": ["a"], "last_status": 403})])
         details = dict((s.id, (s, extra)) for s, extra in store.source_details())
         src, extra = details["f1"]
-        assert (src.closed, src.closed_reason, src.last_read, src.seen_items) == (True, "http_403: 403 Forbidden", T0 + 5, ("a",))
+        assert (src.closed, src.closed_reason, src.last_read, src.seen_items) == (True, "http_403: 403 Forbidden",
+                                                                                  T0 + 5, ("a",))
         assert extra == {"closed_at": T0, "last_status": 403}
         assert details["f2"][1] == {"closed_at": None, "last_status": None}
         # an import of a changed definition keeps what the crawl learnt
-        assert store.update_source_definition(Source(id="f1", url=A + "/atom", kind="feed", options={"write_about": True}))
+        atom = Source(id="f1", url=A + "/atom", kind="feed", options={"write_about": True})
+        assert store.update_source_definition(atom)
         assert store.update_source_definition(Source(id="nope", url=A, kind="feed")) is False
         src = store.get_source("f1")
-        assert (src.url, dict(src.options), src.closed, src.last_read) == (A + "/atom", {"write_about": True}, True, T0 + 5)
+        assert (src.url, dict(src.options), src.closed, src.last_read) == (A + "/atom", {"write_about": True}, True,
+                                                                           T0 + 5)
         assert store.reopen_source("f1") is True and store.reopen_source("nope") is False
         src, extra = dict((s.id, (s, e)) for s, e in store.source_details())["f1"]
         assert (src.closed, src.closed_reason, extra["closed_at"]) == (False, None, None)

@@ -108,7 +108,8 @@ def test_subsidie_04_main_text_falls_back_to_body_and_keeps_article_header():
             b"<article><header><h1>Subsidie dakgroen</h1></header><p>Maximaal 500 euro.</p>"
             b"<footer>Bijgewerkt</footer></article><footer>Postbus</footer></body></html>")
     assert main_text(body) == "Subsidie dakgroen\nMaximaal 500 euro.\nBijgewerkt"
-    body = b"<html><body><header>Gemeente</header><div><p>Regeling A.</p><p>Regeling B.</p></div><footer>Postbus</footer></body></html>"
+    body = (b"<html><body><header>Gemeente</header><div><p>Regeling A.</p><p>Regeling B.</p></div>"
+            b"<footer>Postbus</footer></body></html>")
     assert main_text(body) == "Regeling A.\nRegeling B."
 
 

@@ -76,7 +76,8 @@ def test_praha_03_unusable_entries_are_skipped_so_a_later_rule_still_applies():
 
 @pytest.mark.parametrize(
     ("body", "error"),
-    [(b"", "empty"), (b"{not json", "malformed_json"), (b'{"location": "/"}', "not_a_list"), (b"[" * 100_000, "malformed_json")],
+    [(b"", "empty"), (b"{not json", "malformed_json"), (b'{"location": "/"}', "not_a_list"),
+     (b"[" * 100_000, "malformed_json")],
 )
 def test_praha_03_broken_well_known_file_is_an_error_value(body, error):
     assert parse_tdmrep_json(body, max_bytes=10**6) == TdmRepError(error)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from heed_core.profile import load_profile
+
 from tests.unit.test_crawl_turns import FEED_CT, HTML_CT, SITE, Reply, Rig, listing, rig, robots, rss
 
 SEARCH_N = "User-agent: *\nAllow: /\nContent-Usage: / search=n\n"

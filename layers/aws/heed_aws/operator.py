@@ -8,14 +8,17 @@ when a host turn commits in between, so neither the turn's commit nor the operat
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Any, Protocol
 
 from heed_core.errors import TransientError
 from heed_core.hoststate import HostRecord, HostView
 from heed_core.tasks import stored_keys
 from heed_core.urls import BadUrl, authority, in_domain
 from heed_core.work import Source
+
+from heed_aws.domains import registrable_domain
 
 __all__ = ["ImportReport", "OperatorStore", "PurgeReport", "S3Texts", "TurnWait", "close_on_hosts", "entry_hosts",
            "import_sources", "list_blocks", "purge_domain", "remove_source", "reopen_source", "unblock"]
@@ -169,14 +172,8 @@ def _hosts_of(store: OperatorStore, source: Source) -> list[str]:
     """Where a source may be closed: its entry hosts and every indexed host of their domains."""
     hosts = entry_hosts(source)
     for host in list(hosts):
-        hosts += [h for h in store.domain_hosts(_registrable(host)) if h not in hosts]
+        hosts += [h for h in store.domain_hosts(registrable_domain(host)) if h not in hosts]
     return hosts
-
-
-def _registrable(host: str) -> str:
-    from heed_aws.store import registrable_domain
-
-    return registrable_domain(host)
 
 
 def reopen_source(store: OperatorStore, source_id: str, now: float,
@@ -269,7 +266,8 @@ def import_sources(store: OperatorStore, sources: Sequence[Source], now: float, 
 @dataclass(frozen=True)
 class PurgeReport:
     domain: str
-    state_items: int  # items of the domain's host partitions: host state, robots/tdmrep caches, drain marks, URL records
+    # items of the domain's host partitions: host state, robots/tdmrep caches, drain marks, URL records
+    state_items: int
     sources: int
     results: int  # events already on the bus are the consumers' (never counted here)
     objects: int  # page text versions in the bucket
@@ -288,7 +286,7 @@ def purge_key(domain: str) -> str:
     return f"PURGE#{domain.lower().strip('.')}"
 
 
-def purge_domain(store: Any, domain: str, *, s3: Any = None, bucket: str | None = None,
+def purge_domain(store: OperatorStore, domain: str, *, s3: Any = None, bucket: str | None = None,
                  texts: TextBucket | None = None, keep_block: bool = True, dry_run: bool = False,
                  scan: bool = False, record: bool = False, now: float = 0.0,
                  progress: Progress | None = None) -> PurgeReport:
@@ -346,7 +344,7 @@ def purge_domain(store: Any, domain: str, *, s3: Any = None, bucket: str | None 
     return report
 
 
-def _tombstone(store: Any, report: PurgeReport) -> None:
+def _tombstone(store: OperatorStore, report: PurgeReport) -> None:
     entry = {k: v for k, v in report.to_dict().items() if k not in ("domain", "hosts", "dry_run", "results")}
     entry["hosts"] = len(report.hosts)
     for _ in range(RACE_TRIES):
@@ -359,7 +357,7 @@ def _tombstone(store: Any, report: PurgeReport) -> None:
     raise TransientError(f"purge record of {report.domain} kept changing; try again")
 
 
-def last_purges(store: Any, domain: str) -> list[dict[str, Any]]:
+def last_purges(store: OperatorStore, domain: str) -> list[dict[str, Any]]:
     """The tombstone's entries: every purge of the domain (the last 50), oldest first."""
     meta = store.get_meta(purge_key(domain))
     return list((meta or {}).get("purges") or [])
@@ -367,9 +365,11 @@ def last_purges(store: Any, domain: str) -> list[dict[str, Any]]:
 
 # --- blocks --------------------------------------------------------------------------------------
 
-def list_blocks(store: Any) -> list[tuple[str, str]]:
-    return store.blocks()
+def list_blocks(store: OperatorStore) -> list[tuple[str, str]]:
+    """(domain, reason) of every block (``heed operator blocks``, the old spelling of ``heed blocks``)."""
+    return [(domain, reason) for domain, reason, _ in store.block_list()]
 
 
-def unblock(store: Any, domain: str) -> None:
-    store.unblock(domain)
+def unblock(store: OperatorStore, domain: str) -> None:
+    """Lift a block (``heed operator unblock``); a domain not on the list is no error."""
+    store.unblock_domain(domain)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -40,7 +41,7 @@ class AwsResults:
                     raise translate(exc, "put_events") from exc
                 failed += [rid for _, rid, _ in batch]
                 continue
-            for (detail_type, rid, record), entry in zip(batch, resp.get("Entries") or [{}] * len(batch)):
+            for (detail_type, rid, record), entry in zip(batch, resp.get("Entries") or [{}] * len(batch), strict=False):
                 if entry.get("ErrorCode"):
                     failed.append(rid)
                     continue
@@ -67,4 +68,5 @@ class AwsResults:
             raise translate(exc, f"get_object {key}") from exc
         except BotoCoreError as exc:
             raise translate(exc, f"get_object {key}") from exc
-        return resp["Body"].read().decode("utf-8", "replace")
+        body: bytes = resp["Body"].read()
+        return body.decode("utf-8", "replace")

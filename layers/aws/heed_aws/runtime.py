@@ -6,8 +6,9 @@ vars (the Web Bot Auth key from the Secrets Manager secret or SSM parameter they
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import boto3
 
@@ -45,15 +46,29 @@ class Overrides:
     env: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class _Built:
+    """The services of this warm container, each built on first use."""
+
+    clients: dict[str, Any] = field(default_factory=dict)
+    profile: Profile | None = None
+    store: DynamoStore | None = None
+    queue: TokenQueue | None = None
+    results: AwsResults | None = None
+    journal: LogJournal | None = None
+    signer: tuple[RequestSigner | None] | None = None  # (None,): built, and the bot does not sign
+    crawler: Crawler | None = None
+
+
 _overrides = Overrides()
-_cache: dict[str, Any] = {}
+_built = _Built()
 
 
 def configure(**kwargs: Any) -> None:
     """Replace the wiring (local runtime, tests). Drops every cached service."""
-    global _overrides
+    global _overrides, _built
     _overrides = Overrides(**kwargs)
-    _cache.clear()
+    _built = _Built()
 
 
 def _env(name: str) -> str:
@@ -64,17 +79,16 @@ def _env(name: str) -> str:
 
 
 def _client(name: str) -> Any:
-    key = f"client:{name}"
-    if key not in _cache:
+    if name not in _built.clients:
         session = _overrides.session or boto3.session.Session()
-        _cache[key] = session.client(name)
-    return _cache[key]
+        _built.clients[name] = session.client(name)
+    return _built.clients[name]
 
 
 def profile() -> Profile:
-    if "profile" not in _cache:
-        _cache["profile"] = _overrides.profile or load_profile(_env("HEED_BOT"))
-    return _cache["profile"]
+    if _built.profile is None:
+        _built.profile = _overrides.profile or load_profile(_env("HEED_BOT"))
+    return _built.profile
 
 
 def clock() -> Clock:
@@ -82,23 +96,23 @@ def clock() -> Clock:
 
 
 def store() -> DynamoStore:
-    if "store" not in _cache:
-        _cache["store"] = DynamoStore(_env("HEED_TABLE"), _client("dynamodb"))
-    return _cache["store"]
+    if _built.store is None:
+        _built.store = DynamoStore(_env("HEED_TABLE"), _client("dynamodb"))
+    return _built.store
 
 
 def queue() -> TokenQueue:
-    if "queue" not in _cache:
-        _cache["queue"] = TokenQueue(_env("HEED_QUEUE_URL"), _client("sqs"), observer=_overrides.queue_observer)
-    return _cache["queue"]
+    if _built.queue is None:
+        _built.queue = TokenQueue(_env("HEED_QUEUE_URL"), _client("sqs"), observer=_overrides.queue_observer)
+    return _built.queue
 
 
 def results_port() -> AwsResults:
-    if "results" not in _cache:
-        _cache["results"] = AwsResults(bot=profile().name, bus_name=_env("HEED_BUS_NAME"), bucket=_env("HEED_BUCKET"),
+    if _built.results is None:
+        _built.results = AwsResults(bot=profile().name, bus_name=_env("HEED_BUS_NAME"), bucket=_env("HEED_BUCKET"),
                                        events_client=_client("events"), s3_client=_client("s3"),
-                                       tap=_overrides.results_tap, count=count)
-    return _cache["results"]
+                                    tap=_overrides.results_tap, count=count)
+    return _built.results
 
 
 def parallel_turns() -> int:
@@ -109,9 +123,9 @@ def parallel_turns() -> int:
 
 
 def journal() -> LogJournal:
-    if "journal" not in _cache:
-        _cache["journal"] = LogJournal(_overrides.journal_tap)
-    return _cache["journal"]
+    if _built.journal is None:
+        _built.journal = LogJournal(_overrides.journal_tap)
+    return _built.journal
 
 
 def signer() -> RequestSigner | None:
@@ -121,14 +135,14 @@ def signer() -> RequestSigner | None:
     batch comes back): a signing bot never sends unsigned."""
     if _overrides.signer is not None:
         return _overrides.signer
-    if "signer" not in _cache:
+    if _built.signer is None:
         if not profile().get("identity.web_bot_auth.enabled"):
-            _cache["signer"] = None
+            _built.signer = (None,)
             return None
         from heed_core.identity.settings import WebBotAuthSettings
 
-        _cache["signer"] = _aws_signer(WebBotAuthSettings.from_profile(profile()))
-    return _cache["signer"]  # type: ignore[no-any-return]
+        _built.signer = (_aws_signer(WebBotAuthSettings.from_profile(profile())),)
+    return _built.signer[0]
 
 
 def _aws_signer(settings: WebBotAuthSettings) -> RequestSigner:
@@ -153,7 +167,7 @@ def _aws_signer(settings: WebBotAuthSettings) -> RequestSigner:
 
 
 def crawler() -> Crawler:
-    if "crawler" not in _cache:
+    if _built.crawler is None:
         p = profile()
         transport = RequestsTransport(
             user_agent=p.user_agent, clock=clock(), allow_private=_overrides.allow_private,
@@ -174,6 +188,6 @@ def crawler() -> Crawler:
             from heed_aws.bedrock import BedrockExtractor
 
             extractor = BedrockExtractor(p.task("agenda")["bedrock_model_id"], client=_client("bedrock-runtime"))
-        _cache["crawler"] = Crawler(p, store(), transport, journal(), results, clock(), tokens=queue(),
-                                    render=render, extractor=extractor)
-    return _cache["crawler"]
+        _built.crawler = Crawler(p, store(), transport, journal(), results, clock(), tokens=queue(),
+                                 render=render, extractor=extractor)
+    return _built.crawler

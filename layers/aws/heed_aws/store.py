@@ -17,12 +17,12 @@ The operator's calls (sources, blocks, purge) Query one partition at most, never
 ``all_hosts`` for a table written before the domain index existed."""
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import time
 import zlib
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -31,7 +31,9 @@ from heed_core.hoststate import DrainMark, HostRecord, Outbox, decode_blob, enco
 from heed_core.urls import authority, host_name, in_domain, short_hash
 from heed_core.work import Source, UrlRecord
 
-__all__ = ["DynamoStore", "StoreError", "registrable_domain", "translate"]
+from heed_aws.domains import registrable_domain
+
+__all__ = ["DynamoStore", "StoreError", "translate"]
 
 _log = logging.getLogger(__name__)
 
@@ -62,7 +64,8 @@ def translate(exc: Exception, what: str) -> HeedError:
 
 
 def _conditional_failed(exc: ClientError) -> bool:
-    return exc.response.get("Error", {}).get("Code", "") == "ConditionalCheckFailedException"
+    code: str = exc.response.get("Error", {}).get("Code", "")
+    return code == "ConditionalCheckFailedException"
 
 
 def _n(x: float | int) -> dict[str, str]:
@@ -117,27 +120,6 @@ def _block_reason(item: Mapping[str, Any] | None, host: str) -> str | None:
         if hit is not None and "S" in hit:
             return hit["S"] or "blocked by the operator"
     return None
-
-
-_psl: Any = None
-
-
-def registrable_domain(host: str) -> str:
-    """The domain a host is indexed under: its registrable domain by the public suffix list
-    (news.example.co.uk -> example.co.uk), an IP address itself, a name that is a public suffix
-    itself (localhost) itself. ``host`` is an authority, a URL or a bare name."""
-    global _psl
-    name = host_name(host) if "://" in host else host.lower()
-    name = name.strip(".").strip("[]")
-    try:
-        return ipaddress.ip_address(name).compressed
-    except ValueError:
-        pass
-    if _psl is None:
-        from publicsuffixlist import PublicSuffixList  # parsed once (about 50 ms), offline
-
-        _psl = PublicSuffixList()
-    return str(_psl.privatesuffix(name) or name)
 
 
 def _domain_key(domain: str) -> dict[str, dict[str, str]]:
@@ -280,7 +262,8 @@ class DynamoStore:
                     UpdateExpression="ADD n :k, tk :t, tg :g SET #ttl = :ttl",
                     ConditionExpression="(attribute_not_exists(n) OR n <= :room) AND NOT contains(tk, :taker)",
                     ExpressionAttributeNames={"#ttl": "ttl"},
-                    ExpressionAttributeValues={":k": _n(grant), ":t": {"SS": [taker]}, ":g": {"SS": [f"{taker}={grant}"]},
+                    ExpressionAttributeValues={":k": _n(grant), ":t": {"SS": [taker]},
+                                               ":g": {"SS": [f"{taker}={grant}"]},
                                                ":ttl": _n(int(expires_at) + 3600), ":room": _n(int(limit) - grant),
                                                ":taker": _s(taker)},
                     ReturnValuesOnConditionCheckFailure="ALL_OLD")
@@ -311,7 +294,8 @@ class DynamoStore:
             data = zlib.compress(json.dumps(rec.to_compact(), separators=(",", ":")).encode("utf-8"))
             by_key[(key["pk"]["S"], key["sk"]["S"])] = {"PutRequest": {"Item": {**key, "d": {"B": data}, "ttl": ttl}}}
         for host, mark in marks:
-            item = {"pk": _s(f"H#{host}"), "sk": _s("DRAIN"), "v": _n(mark.version), "ttl": _n(int(time.time()) + 30 * 86400)}
+            item = {"pk": _s(f"H#{host}"), "sk": _s("DRAIN"), "v": _n(mark.version),
+                    "ttl": _n(int(time.time()) + 30 * 86400)}
             if mark.sent:
                 item["sent"] = _s(json.dumps(list(mark.sent)))
             by_key[(f"H#{host}", "DRAIN")] = {"PutRequest": {"Item": item}}
@@ -407,15 +391,6 @@ class DynamoStore:
         self._call("update_item", f"block {domain}", TableName=self.table, Key=_BLOCKS_KEY,
                    UpdateExpression="SET #d = :r", ExpressionAttributeNames={"#d": domain.lower().strip(".")},
                    ExpressionAttributeValues={":r": _s(reason or "blocked by the operator")})
-
-    def unblock(self, domain: str) -> None:
-        self._call("update_item", f"unblock {domain}", TableName=self.table, Key=_BLOCKS_KEY,
-                   UpdateExpression="REMOVE #d", ExpressionAttributeNames={"#d": domain.lower().strip(".")})
-
-    def blocks(self) -> list[tuple[str, str]]:
-        resp = self._call("get_item", "blocks", TableName=self.table, Key=_BLOCKS_KEY, ConsistentRead=True)
-        item = resp.get("Item") or {}
-        return sorted((k, v["S"]) for k, v in item.items() if k not in ("pk", "sk") and "S" in v)
 
     def blocked(self, host: str) -> str | None:
         """The block reason for the host or any parent domain."""
@@ -537,7 +512,8 @@ class DynamoStore:
         written before the domain index existed (``heed purge --scan``), never on the crawl's path."""
         hosts: set[str] = set()
         kwargs: dict[str, Any] = {"TableName": self.table, "ProjectionExpression": "pk",
-                                  "FilterExpression": "begins_with(pk, :h)", "ExpressionAttributeValues": {":h": _s("H#")}}
+                                  "FilterExpression": "begins_with(pk, :h)",
+                                  "ExpressionAttributeValues": {":h": _s("H#")}}
         while True:
             resp = self._call("scan", "scan hosts", **kwargs)
             hosts |= {i["pk"]["S"][2:] for i in resp.get("Items", [])}
@@ -564,7 +540,8 @@ class DynamoStore:
         crawl learnt of it (last read, closed, seen items) kept. False if it does not exist."""
         try:
             self.db.update_item(TableName=self.table, Key={"pk": _s("SOURCES"), "sk": _s(source.id)},
-                                UpdateExpression="SET #u = :u, #k = :k, #o = :o", ConditionExpression="attribute_exists(pk)",
+                                UpdateExpression="SET #u = :u, #k = :k, #o = :o",
+                                ConditionExpression="attribute_exists(pk)",
                                 ExpressionAttributeNames={"#u": "url", "#k": "kind", "#o": "options"},
                                 ExpressionAttributeValues={":u": _s(source.url), ":k": _s(source.kind),
                                                            ":o": _s(json.dumps(dict(source.options)))})
@@ -579,7 +556,8 @@ class DynamoStore:
         try:
             self.db.update_item(TableName=self.table, Key={"pk": _s("SOURCES"), "sk": _s(source_id)},
                                 UpdateExpression="SET closed = :f REMOVE closed_reason, closed_at",
-                                ConditionExpression="attribute_exists(pk)", ExpressionAttributeValues={":f": {"BOOL": False}})
+                                ConditionExpression="attribute_exists(pk)",
+                                ExpressionAttributeValues={":f": {"BOOL": False}})
         except ClientError as exc:
             if _conditional_failed(exc):
                 return False
@@ -607,11 +585,3 @@ class DynamoStore:
         item = resp.get("Item") or {}
         return sorted((k, v["S"], _num(item, f"@{k}") if f"@{k}" in item else None)
                       for k, v in item.items() if k not in ("pk", "sk") and "S" in v)
-
-    def delete_domain(self, domain: str) -> int:
-        """COMMON-08 / SUBSIDIE-13: delete everything this table holds from a domain (see
-        ``heed_aws.operator.purge_domain`` for the bucket's page texts too). Returns items deleted."""
-        from heed_aws.operator import purge_domain  # operator builds on the store, not the other way
-
-        report = purge_domain(self, domain)
-        return report.state_items + report.sources

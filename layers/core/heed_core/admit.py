@@ -6,8 +6,8 @@ wants of each global cap; the executor takes them; ``finalize`` admits that many
 the host's own caps only for what was admitted (a refused candidate never uses up a cap)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Mapping
 
 from heed_core.hoststate import HostView
 from heed_core.tasks import Candidate, Cap, Skip
@@ -18,6 +18,9 @@ __all__ = ["Admission", "admit", "finalize"]
 
 @dataclass
 class Admission:
+    """The first step's answer: the candidates that passed every check so far (in order), the
+    refused ones as skips, and how many of each global cap the pending ones want."""
+
     pending: list[Candidate] = field(default_factory=list)  # passed every check and host cap so far
     skips: list[Skip] = field(default_factory=list)
     wants: dict[str, tuple[Cap, int]] = field(default_factory=dict)  # global cap key -> (cap, how many)
@@ -25,7 +28,11 @@ class Admission:
 
 def admit(candidates: list[Candidate], records: Mapping[str, UrlRecord], view: HostView,
           now: float) -> Admission:
-    """``records``: what the store knows of the candidates' URLs (missing: never seen)."""
+    """Decide what can be decided without the global counters. ``records``: what the store knows
+    of the candidates' URLs (missing: never seen). A URL listed twice is one candidate; a
+    read-once URL read before (AUBE-03, PRAHA-05) and a title fetched within a week (SPRING-04)
+    are skipped; the host's own caps are counted but not yet charged (``view`` is not changed).
+    Pure."""
     out = Admission()
     seen_keys: set[tuple[str, str]] = set()
     counted: dict[str, int] = {}
@@ -69,7 +76,9 @@ def admit(candidates: list[Candidate], records: Mapping[str, UrlRecord], view: H
 
 def finalize(admission: Admission, granted: Mapping[str, int], view: HostView,
              now: float) -> tuple[list[WorkItem], list[Skip]]:
-    """Admit the candidates the global caps granted (in order); charge the host's caps in ``view``."""
+    """Admit the candidates the global caps granted (``granted``: key -> how many the store gave),
+    in order, and charge the host's caps in ``view`` for those admitted only. Returns the work
+    items to queue and every skip (the first step's and the ones refused here, ``cap_reached``)."""
     left = dict(granted)
     items: list[WorkItem] = []
     skips = list(admission.skips)

@@ -8,8 +8,9 @@ host's item; the effects that leave the host go into its outbox, drained by the 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from heed_core import admit as admission
 from heed_core import politeness
@@ -17,8 +18,8 @@ from heed_core.drain import Pending, drain
 from heed_core.errors import TransientError
 from heed_core.extract.events import Event
 from heed_core.extract.subsidy import main_text
-from heed_core.hoststate import TOKENS_FOR_S, HostView, Outbox, TokenOut
-from heed_core.ports import Clock, FetchRequest, FetchResult, Transport
+from heed_core.hoststate import INLINE_AUX_BYTES, TOKENS_FOR_S, HostView, Outbox, TokenOut
+from heed_core.ports import Clock, FetchResult, Transport
 from heed_core.profile import Profile
 from heed_core.refusals import iso
 from heed_core.robots_step import settle_robots
@@ -37,6 +38,10 @@ HOST_ITEM_TTL_S = 30 * 86400.0
 
 @dataclass
 class TurnResult:
+    """What the caller does with the token after a turn: ``ack`` (delete it: its work is done or
+    handed on) or ``defer`` (hide it for ``delay_s``, counted from ``at``; ``left(now)`` says
+    what remains). ``pending`` is the committed outbox to drain, ``wake`` the hosts it gave work."""
+
     action: str  # "ack": the token is done | "defer": hide it for ``delay_s``
     delay_s: float = 0.0
     requests: int = 0
@@ -51,6 +56,18 @@ class TurnResult:
 
 
 class Crawler:
+    """The executor of host turns: the pure plan (``turn.plan_turn``), at most one request through
+    ``transport`` (or ``render`` for a rendered agenda page), the pure settlement of its answer,
+    and one conditional commit to ``store``. Every request and skip goes to ``journal``; texts go
+    to ``results`` before the commit that points at them; events, URL records and tokens for
+    other hosts leave through the host's outbox (drained by the caller, or here first if a crash
+    left one behind). It reads the time only from ``clock``.
+
+    Guarantees (COMMON-05): a request is made only while this token holds the host's lease (a
+    conditional write), only once the host's gap has passed on ``clock``, and the gap written
+    after it counts from the request's end. Raises ``TransientError`` when the store is busy or
+    the host's item changed under the turn (the token comes back; nothing was half-committed)."""
+
     def __init__(self, profile: Profile, store: HostStore, transport: Transport, journal: Journal,
                  results: Results, clock: Clock, *, tokens: Tokens | None = None,
                  render: Callable[[str, int], FetchResult] | None = None, extractor: Any = None) -> None:
@@ -70,7 +87,10 @@ class Crawler:
     # --- the turn -------------------------------------------------------------------------
     def host_turn(self, token: TokenIn) -> TurnResult:
         """One turn for the host ``token`` names: at most one request, one commit; the answer says
-        whether the token is done (ack) or comes back after a wait (defer)."""
+        whether the token is done (ack) or comes back after a wait (defer). A turn never sleeps:
+        a host that is not ready answers ``defer`` with the wait, counted from ``TurnResult.at``.
+        ``TransientError`` (store busy, the item changed, an outbox that would not drain) means
+        the token comes back and the turn is done again from the new state."""
         result = self._turn(token)
         result.at = self.clock.now()  # a wait counts from here (a little late: never shorter)
         return result
@@ -153,7 +173,7 @@ class Crawler:
             return TurnResult("defer", delay_s=1.0, why="lease_taken")
         result = self._fetch(plan)
         t_end = result.t_end or self.clock.now()
-        other.pacing = replace(other.pacing, next_allowed=t_end + float(self.p.get("politeness.min_delay_s")),
+        other.pacing = replace(other.pacing, next_allowed=self._gap_end(t_end, self.p.politeness.min_delay_s),
                                last_end=t_end)
         if self._write(gate, claimed, other, None, 0.0, None, t_end) is None:
             raise TransientError(f"{gate}: the hop host changed during the turn")
@@ -175,29 +195,31 @@ class Crawler:
         if plan.role == "robots":
             if not hop_elsewhere:
                 # The gap after robots.txt; settle_robots lengthens it to a Crawl-delay now known.
-                v.pacing = replace(v.pacing, next_allowed=max(
-                    v.pacing.next_allowed, t_end + float(self.p.get("politeness.min_delay_s"))), last_end=t_end)
-            settled = settle_robots(self.p, v, result, plan.hops, item.round_start, now)
-            if settled.aux is not None:
-                self.store.put_aux(v.host, "robots", settled.aux)
-            if settled.stop is not None:
-                until, reason = settled.stop
+                gap_end = self._gap_end(t_end, self.p.politeness.min_delay_s)
+                v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, gap_end), last_end=t_end)
+            answer = settle_robots(self.p, v, result, plan.hops, item.round_start, now)
+            if answer.aux is not None:
+                self.store.put_aux(v.host, "robots", answer.aux)
+            if answer.stop is not None:
+                until, reason = answer.stop
                 stop_host(v, until, reason)
-                if settled.stop_action == "close_source":
+                if answer.stop_action == "close_source":
                     extra = Settled()
-                    close_source(self.p, v, item.source_id, result.url, reason, settled.detail, now, extra)
+                    close_source(self.p, v, item.source_id, result.url, reason, answer.detail, now, extra)
                     events += extra.events
                     sources += extra.sources
         elif plan.role == "tdmrep":
             body = result.body if result.status == 200 else b""
             ttl = float(self.p.get("robots.cache_ttl_s"))
-            rec = {"status": result.status, "body": body.decode("utf-8", "replace")}
+            text = body.decode("utf-8", "replace")
+            rec: dict[str, Any] = {"status": result.status, "body": text}
             v.tdmrep = {"exp": t_end + ttl, "stamp": t_end, "rec": rec}
-            if len(rec["body"]) > 1200:
+            if len(text) > INLINE_AUX_BYTES:
                 self.store.put_aux(v.host, "tdmrep", {"stamp": t_end, "rec": rec})
                 v.tdmrep["rec"] = None
             # PRAHA-06: the gap after this request is the host's effective delay (Crawl-delay included).
-            v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, t_end + plan.delay), last_end=t_end)
+            gap_end = self._gap_end(t_end, plan.delay)
+            v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, gap_end), last_end=t_end)
         else:
             first_records = v.nurl == 0  # no URL of this host was ever recorded before this turn
             settled = self._settle_item(v, item, result, plan, now)
@@ -292,6 +314,10 @@ class Crawler:
         if self.store.write_host(token.host, v.version, owner=v.owner, lease_until=v.lease_until,
                                  state=v.state_blob(now), outbox=rec.outbox, expires_at=now + HOST_ITEM_TTL_S):
             self._journal_skips(skips, now)
+
+    def _gap_end(self, t_end: float, delay_s: float) -> float:
+        # COMMON-05 across machines: the clock-skew margin goes on every gap this turn writes.
+        return politeness.next_allowed_after(t_end, delay_s, self.p.politeness.clock_skew_margin_s)
 
     def _next_wait(self, v: HostView, now: float) -> float:
         soonest = min(i.not_before for i in v.frontier)

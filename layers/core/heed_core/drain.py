@@ -8,8 +8,9 @@ PutEvents and that mark can repeat events; each carries its deterministic ``id``
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from heed_core.errors import TransientError
 from heed_core.hoststate import DrainMark, Outbox
@@ -22,6 +23,8 @@ _MARK_TRIES = 3
 
 @dataclass(frozen=True)
 class Pending:
+    """A committed outbox still to leave: the host, the outbox, and its drain mark so far."""
+
     host: str
     outbox: Outbox
     mark: DrainMark  # what of it had left already (a previous, interrupted drain)
@@ -29,6 +32,9 @@ class Pending:
 
 @dataclass
 class DrainReport:
+    """How a drain went: the hosts whose outbox is not fully out (and why), and how many events,
+    tokens and URL records left."""
+
     failed: dict[str, str] = field(default_factory=dict)  # host -> why its outbox is not fully out
     events: int = 0
     tokens: int = 0
@@ -36,7 +42,11 @@ class DrainReport:
 
 
 def drain(pending: Sequence[Pending], store: HostStore, results: Results, tokens: Tokens) -> DrainReport:
-    """Drain every outbox given, batching each kind of effect over all of them."""
+    """Drain every outbox given, batching each kind of effect over all of them: tokens, source
+    fields, events, then the URL records with the drain marks that say what left. Never raises
+    for a busy service: what could not leave is in ``DrainReport.failed``, and the marks written
+    make a later drain send only the rest (tokens are deduplicated by id, events by the mark;
+    only a crash between PutEvents and the mark can repeat an event)."""
     report = DrainReport()
     work = [p for p in pending if p.outbox and p.outbox.version > p.mark.version]
     if not work:

@@ -7,7 +7,18 @@
 Adapters translate library exceptions into these with ``raise ... from exc``."""
 from __future__ import annotations
 
-__all__ = ["ConfigError", "HeedError", "InputError", "TransientError"]
+import re
+
+__all__ = ["ConfigError", "HeedError", "InputError", "TransientError", "one_line"]
+
+# Line breaks and the other characters a terminal would act on rather than show.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(message: str) -> str:
+    """``message`` with its line breaks and control characters written as escapes (``\\n``), so a
+    message that quotes what a person typed (a key, a value, a file name) stays one line."""
+    return _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], message)
 
 
 class HeedError(Exception):
@@ -27,4 +38,7 @@ class InputError(HeedError):
 
 
 class ConfigError(HeedError):
-    """A bad profile, sources file or template: refused at start with one line."""
+    """A bad profile, sources file or template: refused at start with one line (``one_line``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from heed_core.errors import InputError
 from heed_core.politeness import HostState
@@ -30,10 +31,14 @@ INLINE_AUX_BYTES = 1200  # robots.txt / tdmrep.json records up to this size live
 
 
 def encode_blob(data: Mapping[str, Any]) -> bytes:
+    """``data`` as compact JSON, zlib-compressed (what a host item's state attribute holds);
+    values JSON cannot hold are written as their ``str``."""
     return zlib.compress(json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8"), 6)
 
 
 def decode_blob(blob: bytes | None) -> dict[str, Any]:
+    """The mapping ``encode_blob`` wrote; ``{}`` for nothing. ``InputError`` (``bad_host_state``)
+    for bytes that are not such a mapping."""
     if not blob:
         return {}
     try:
@@ -55,10 +60,13 @@ class TokenOut:
     items: tuple[WorkItem, ...] = ()
 
     def to_compact(self) -> list[Any]:
+        """``[host, tok, [item, ...]]``, JSON-able (the message body and the outbox's form)."""
         return [self.host, self.tok, [i.to_compact() for i in self.items]]
 
     @classmethod
     def from_compact(cls, raw: Any) -> TokenOut:
+        """The token ``to_compact`` wrote; ``InputError`` for an item that does not decode, and
+        ``ValueError``/``TypeError`` for a shape that is not ``[host, tok, items]``."""
         host, tok, items = raw
         return cls(str(host), str(tok), tuple(WorkItem.from_compact(i) for i in items))
 
@@ -77,11 +85,13 @@ class Outbox:
         return bool(self.events or self.tokens or self.urls or self.sources)
 
     def to_compact(self) -> dict[str, Any]:
+        """The outbox as short-keyed JSON (``v``, ``e``, ``t``, ``u``, ``s``)."""
         return {"v": self.version, "e": [list(e) for e in self.events], "t": [t.to_compact() for t in self.tokens],
                 "u": [u.to_compact() for u in self.urls], "s": [list(s) for s in self.sources]}
 
     @classmethod
     def from_compact(cls, d: Mapping[str, Any]) -> Outbox:
+        """The outbox ``to_compact`` wrote; ``InputError`` (``bad_host_state``) if it does not decode."""
         try:
             return cls(version=int(d["v"]),
                        events=tuple((str(t), str(i), dict(r)) for t, i, r in d.get("e") or ()),
@@ -101,6 +111,7 @@ class DrainMark:
     sent: tuple[str, ...] = ()
 
     def done(self, outbox: Outbox | None) -> bool:
+        """True when nothing of ``outbox`` is left to drain (none, empty, or drained up to its version)."""
         return outbox is None or not outbox or outbox.version <= self.version
 
 
@@ -146,6 +157,9 @@ class HostView:
 
     @classmethod
     def from_record(cls, rec: HostRecord) -> HostView:
+        """The view of a raw record: pacing and memories decoded, the frontier in order.
+        Frontier entries that do not decode are kept apart in ``bad_items`` (the plan turns
+        them into skips) rather than raised, so one bad item never blocks its host."""
         s = rec.state
         p = s.get("pace") or {}
         frontier: list[WorkItem] = []
@@ -167,6 +181,7 @@ class HostView:
             drained=rec.drained, bad_items=bad)
 
     def copy(self) -> HostView:
+        """A copy whose lists and dicts can be changed without touching this view."""
         return replace(self, frontier=list(self.frontier), tokens_done=dict(self.tokens_done),
                        recent=dict(self.recent), results=dict(self.results),
                        quotas={k: list(v) for k, v in self.quotas.items()}, closed=dict(self.closed),
@@ -198,11 +213,14 @@ class HostView:
 
     # --- small helpers the policies share ----------------------------------------------------
     def quota_left(self, key: str, limit: int, now: float) -> int:
+        """How many of a host-local cap of ``limit`` are left at ``now`` (an expired count is 0 used)."""
         used = self.quotas.get(key)
         taken = int(used[0]) if used and used[1] > now else 0
         return max(0, int(limit) - taken)
 
     def take_local(self, key: str, n: int, expires_at: float, now: float) -> None:
+        """Charge ``n`` to the host-local cap ``key`` (a fresh count if the old one expired); the
+        count lives until ``expires_at`` or its earlier expiry, whichever is later."""
         used = self.quotas.get(key)
         taken = int(used[0]) if used and used[1] > now else 0
         self.quotas[key] = [taken + n, max(expires_at, used[1] if used else 0.0)]

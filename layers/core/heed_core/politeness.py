@@ -48,9 +48,14 @@ def decide(state: HostState, now: float) -> Decision:
     return Go()
 
 
-def next_allowed_after(t_end: float, delay_s: float) -> float:
-    """AUBE-09: the gap is counted from the end of one request to the start of the next."""
-    return t_end + delay_s
+def next_allowed_after(t_end: float, delay_s: float, margin_s: float = 0.0) -> float:
+    """AUBE-09: the gap is counted from the end of one request to the start of the next.
+
+    ``t_end`` is stamped by the clock of the machine that made the request, and the result is
+    read against the clock of whichever machine makes the next one (another Lambda host): a
+    reader whose clock runs ahead of the writer's would start early. ``margin_s`` (the profile's
+    ``politeness.clock_skew_margin_s``) is added so that a skew up to it never shortens the gap."""
+    return t_end + delay_s + margin_s
 
 
 def spaced_delay(base_delay_s: float, spacing_s: float, jitter_s: float, seed: str) -> float:

@@ -2,18 +2,24 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol
+from typing import Protocol
 
 
 class Clock(Protocol):
     """Wall-clock epoch seconds. Injected everywhere; the core never reads time itself."""
 
-    def now(self) -> float: ...
+    def now(self) -> float:
+        """Seconds since the epoch, as a float; never goes backwards on one clock."""
+        ...
 
 
 class SystemClock:
+    """The machine's wall clock (Lambda's, or the operator's), as epoch seconds."""
+
     def now(self) -> float:
+        """``time.time()``."""
         return time.time()
 
 
@@ -24,9 +30,11 @@ class FakeClock:
         self.t = float(start)
 
     def now(self) -> float:
+        """The time it was set to, moved only by ``advance``."""
         return self.t
 
     def advance(self, seconds: float) -> None:
+        """Move the clock ``seconds`` forward."""
         self.t += seconds
 
 
@@ -77,4 +85,8 @@ class Transport(Protocol):
     """Sends one GET, never follows a redirect, never raises for network trouble:
     failures come back as ``FetchResult.error``."""
 
-    def fetch(self, request: FetchRequest) -> FetchResult: ...
+    def fetch(self, request: FetchRequest) -> FetchResult:
+        """Send ``request`` once and return what came back, ``t_start``/``t_end`` on the
+        transport's clock. Bodies are cut at ``request.max_bytes`` (``truncated``); a refusal
+        before any byte left (a private address, a bad URL) comes back with ``sent=False``."""
+        ...

@@ -4,17 +4,38 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
 from heed_core.profile_keys import (
-    TASK_KINDS, TASK_TYPES, AgendaTask, ArticleFollowup, Egress, Fetch, FeedTask, InfoPage, Operator, PageTask,
-    PageTexts, Politeness, Redirects, Responses, RobotsRules, Schedule, SiteCheckTask, SitemapFallback, SitemapTask,
-    Spec, SubsidyTask, Tasks, cross_check,
+    TASK_KINDS,
+    TASK_TYPES,
+    AgendaTask,
+    ArticleFollowup,
+    Egress,
+    FeedTask,
+    Fetch,
+    InfoPage,
+    Operator,
+    PageTask,
+    PageTexts,
+    Politeness,
+    Redirects,
+    Responses,
+    RobotsRules,
+    Schedule,
+    SiteCheckTask,
+    SitemapFallback,
+    SitemapTask,
+    Spec,
+    SubsidyTask,
+    Tasks,
+    cross_check,
 )
 from heed_core.profile_schema import ProfileError, build, describe, fields_of
 

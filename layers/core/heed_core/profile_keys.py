@@ -8,10 +8,12 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Mapping
+from typing import Any, ClassVar, Literal
 
 from heed_core.profile_schema import ProfileError, key, unknown
+from heed_core.schedule import ScheduleError, parse_expression
 from heed_core.work import PURPOSES
 
 TASK_KINDS = ("feed", "page", "sitemap", "site_check", "subsidy", "agenda")
@@ -37,8 +39,6 @@ def _network(v: str) -> str | None:
 
 
 def _expression(v: str) -> str | None:
-    from heed_core.schedule import ScheduleError, parse_expression
-
     try:
         parse_expression(v)
     except ScheduleError as exc:
@@ -57,11 +57,15 @@ Stop = Literal["stop_host_today", "close_source"]
 
 @dataclass(frozen=True, kw_only=True)
 class Politeness:
-    min_delay_s: float = key(ge=0, doc="at least this between two requests to one host, end of one to start of the next")
+    min_delay_s: float = key(ge=0,
+                             doc="at least this between two requests to one host, end of one to start of the next")
     crawl_delay_cap_s: float = key(ge=0, doc="a longer robots.txt Crawl-delay is honoured up to this")
     round_spacing_s: float = key(0, ge=0, doc="in a round, at least this between two pages of one site")
     round_spacing_jitter_s: float = key(0, ge=0, doc="plus up to this much more, spread per page")
-    max_in_flight: int | None = key(None, ge=1, doc="requests at once over all hosts (null: no cap; one per host always)")
+    max_in_flight: int | None = key(None, ge=1,
+                                    doc="requests at once over all hosts (null: no cap; one per host always)")
+    clock_skew_margin_s: float = key(0.1, ge=0, doc="added to every gap written: the next request's earliest "
+                                                    "start is written by one machine's clock and read by another's")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,7 +129,8 @@ class Schedule:
 
 @dataclass(frozen=True, kw_only=True)
 class ArticleFollowup:
-    mode: Literal["short_summary", "selected"] = key(doc="short_summary: when the feed summary is short; selected: sources marked write_about")
+    mode: Literal["short_summary", "selected"] = key(
+        doc="short_summary: when the feed summary is short; selected: sources marked write_about")
     summary_shorter_than: int = key(0, ge=0, doc="short_summary: a summary shorter than this many characters")
     once_ever: bool = key(False, doc="an article page is read once, never again")
     per_source_per_window: int | None = key(None, ge=0, doc="article pages per source per window")
@@ -171,7 +176,8 @@ class AgendaTask:
     start: Literal["sitemap"] = key("sitemap", doc="where a round starts")
     follow_patterns: tuple[str, ...] = key((), doc="a sitemap URL is followed only if its path has one of these")
     max_pages_per_site_per_round: int = key(20, ge=1, doc="agenda pages per site per round")
-    extractor: Literal["structured", "bedrock"] = key("structured", doc="structured data only, or a language model where it is missing")
+    extractor: Literal["structured", "bedrock"] = key(
+        "structured", doc="structured data only, or a language model where it is missing")
     bedrock_model_id: str | None = key(None, doc="the model of the bedrock extractor")
     render_endpoint: str | None = key(None, check=_http_url, doc="render service for sources marked render: true")
     timezone: str = key("Europe/Amsterdam", doc="the venues' time zone: an event time without an offset is read in it")
@@ -300,7 +306,8 @@ def cross_check(spec: Spec) -> None:
     """Rules between keys, after each key passed its own check."""
     wba = spec.identity.web_bot_auth
     if wba.lifetime_s > 86400:
-        raise ProfileError(f"identity.web_bot_auth.lifetime_s: {wba.lifetime_s!r} is not valid (must be 1 to 86400 seconds)")
+        raise ProfileError(f"identity.web_bot_auth.lifetime_s: {wba.lifetime_s!r} is not valid "
+                           "(must be 1 to 86400 seconds)")
     if wba.enabled and not wba.signature_agent:
         raise ProfileError("identity.web_bot_auth.signature_agent: missing (required when enabled)")
     if wba.enabled and not (wba.key_file or wba.key_secret):
@@ -323,7 +330,8 @@ def cross_check(spec: Spec) -> None:
                 if getattr(follow, cap) is None:
                     raise ProfileError(f"{where}.{cap}: missing (window_s is set, so both caps are needed)")
         elif follow.per_source_per_window is not None or follow.total_per_window is not None:
-            raise ProfileError(f"{where}.window_s: {follow.window_s:g} is not valid (the per-window caps need a window > 0)")
+            raise ProfileError(f"{where}.window_s: {follow.window_s:g} is not valid "
+                               "(the per-window caps need a window > 0)")
         if follow.mode == "short_summary" and follow.summary_shorter_than <= 0:
             raise ProfileError(f"{where}.summary_shorter_than: missing (mode short_summary needs a length > 0)")
     agenda = spec.tasks.agenda

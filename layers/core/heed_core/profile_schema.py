@@ -13,13 +13,20 @@ import dataclasses
 import difflib
 import types
 import typing
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass
-from functools import lru_cache
-from typing import Any, Callable, Literal, Mapping, Union
+from functools import cache
+from typing import Any, Literal, Union
+
+from heed_core.errors import one_line
 
 
 class ProfileError(ValueError):
-    """A profile that cannot be used. The message names the key and the reason."""
+    """A profile that cannot be used. The message names the key and the reason, on one line
+    (a key or value that holds a line break is shown escaped)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))
 
 
 Check = Callable[[Any], "str | None"]  # None when the value is fine, else the reason
@@ -56,7 +63,7 @@ def unknown(where: str, name: str, known: list[str], noun: str = "key") -> Profi
     return ProfileError(f"{where}: unknown {noun} ({hint})")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
@@ -165,6 +172,8 @@ def _convert_list(item: Any, value: Any, where: str, meta: Key, bad: Callable[..
     plain: list[Any] = []
     for i, v in enumerate(value):
         at = f"{where}[{i}]"
+        t: Any
+        p: Any
         if dataclasses.is_dataclass(item):
             if not isinstance(v, Mapping):
                 raise ProfileError(f"{at}: {v!r} is not valid (must be a mapping of keys)")
@@ -198,7 +207,7 @@ def _convert_mapping(item: Any, value: Any, where: str, meta: Key) -> tuple[Any,
 
 
 def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value):
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
         hints = _hints(type(value))
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
                 if not (getattr(value, f.name) is None and dataclasses.is_dataclass(_optional(hints[f.name])[1]))}
@@ -214,7 +223,7 @@ def build(cls: type, raw: Mapping[str, Any], where: str = "") -> tuple[Any, dict
 
     Optional sections that are absent stay absent in the plain mapping (code that reads it
     with `.get(name) or {}` sees no section), every other absent key gets its default."""
-    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    names = [f.name for f in dataclasses.fields(cls)]
     noun = getattr(cls, "_unknown_noun", "key")
     for k in raw:
         if k not in names:
@@ -222,7 +231,7 @@ def build(cls: type, raw: Mapping[str, Any], where: str = "") -> tuple[Any, dict
     hints = _hints(cls)
     values: dict[str, Any] = {}
     plain: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for f in dataclasses.fields(cls):
         at = f"{where}.{f.name}" if where else f.name
         meta = _meta(f)
         tp = hints[f.name]
@@ -259,7 +268,7 @@ def fields_of(cls: type) -> list[tuple[str, Any, Key, Any]]:
     """(name, type, Key, default) of each field: for generated key references."""
     hints = _hints(cls)
     out = []
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for f in dataclasses.fields(cls):
         default = f.default if f.default is not MISSING else (
             f.default_factory() if f.default_factory is not MISSING else MISSING)
         out.append((f.name, hints[f.name], _meta(f), default))

@@ -1,7 +1,7 @@
 """Why a work item is settled without a request: the site, the operator or our own promises say no."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from heed_core.hoststate import HostView
 from heed_core.profile import Profile
@@ -12,11 +12,17 @@ __all__ = ["iso", "refusal"]
 
 
 def iso(t: float) -> str:
-    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """Epoch seconds as ISO 8601 UTC with milliseconds (``2026-12-01T10:00:00.250Z``), as the journal writes times."""
+    return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def refusal(profile: Profile, view: HostView, item: WorkItem, now: float) -> tuple[str, str] | None:
-    """(reason code, detail) when ``item`` must not be fetched now, or None."""
+    """(reason code, detail) when ``item`` must not be fetched at ``now``, or None when nothing
+    but robots.txt and the host's gap still stand between it and a request. The reasons, in the
+    order they are asked: ``blocked_by_operator`` (COMMON-08: the profile's list or the store's),
+    ``source_closed`` (PRAHA-07), ``host_stopped`` (SPRING-05), ``robots_unavailable`` (the host
+    sits this round out, SUBSIDIE-11), ``already_read`` (AUBE-03, PRAHA-05), ``seen_recently``
+    (SPRING-04's week for titles, AUBE-08's cadence for a source's entry). Pure."""
     # COMMON-08: a stop request is honoured without any robots.txt change.
     if in_domain(item.host, profile.get("operator.blocked_domains") or []):
         return "blocked_by_operator", "listed in the profile's operator.blocked_domains"

@@ -1,10 +1,11 @@
 """What a response means for the crawl: keep, follow, retry, stop the host or close the source."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timezone
+from datetime import UTC
 from email.utils import parsedate_to_datetime
-from typing import Any, Mapping
+from typing import Any
 
 from heed_core.politeness import end_of_day
 from heed_core.ports import FetchResult
@@ -39,7 +40,7 @@ def retry_after_s(value: str | None, now: float) -> float | None:
         return None
     if when.tzinfo is None:
         # "-0000" parses naive; an HTTP-date is always UTC (RFC 9110 5.6.7), never local time.
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return max(0.0, when.timestamp() - now)
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 import base64
 import binascii
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from heed_core.robots import MAX_ROBOTS_BYTES, RobotsTxt, parse_robots
 

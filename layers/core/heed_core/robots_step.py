@@ -14,6 +14,7 @@ from typing import Any
 
 from heed_core.extract.challenge import is_challenge
 from heed_core.hoststate import INLINE_AUX_BYTES, HostView
+from heed_core.politeness import next_allowed_after
 from heed_core.ports import FetchResult
 from heed_core.profile import Profile
 from heed_core.responses import REDIRECT_STATUSES, classify
@@ -38,7 +39,10 @@ def expiry(t_end: float, round_start: float, ttl: float) -> float:
 
 
 def cached_outcome(view: HostView, policy: RobotsFetchPolicy, now: float) -> RobotsOutcome | None:
-    """The cached outcome if it is still good (rebuilt under the bot's current policy), else None."""
+    """The cached outcome if it is still good at ``now`` (rebuilt under the bot's current policy,
+    so a changed ``robots.on_*`` applies to a copy read before), else None: none cached, expired,
+    the big copy missing from the aux item or older than the pointer, or a record that no longer
+    decodes. Parses a copy once and reuses it (keyed by host and stamp). Never raises."""
     meta = view.robots
     if not meta or float(meta.get("exp", 0.0)) <= now:
         return None
@@ -65,7 +69,8 @@ def cached_outcome(view: HostView, policy: RobotsFetchPolicy, now: float) -> Rob
 
 
 def request_url(view: HostView, now: float) -> tuple[str, int]:
-    """robots.txt of the host, or the redirect hop reached so far (RFC 9309 2.3.1.2)."""
+    """The URL to read next and the hops behind it: the host's ``/robots.txt`` (0 hops), or the
+    redirect target reached so far (RFC 9309 2.3.1.2) while that hop is fresh."""
     hop = view.robots_hop
     if hop and float(hop.get("exp", 0.0)) > now:
         return str(hop["url"]), int(hop["hops"])
@@ -74,6 +79,11 @@ def request_url(view: HostView, now: float) -> tuple[str, int]:
 
 @dataclass(frozen=True)
 class RobotsSettled:
+    """What one robots.txt answer leads to beyond the host view: a big copy to put beside the
+    host item first (``aux``), or the site's request to stop (``stop``: until when and why, and
+    whether the host stops or the source closes, with the ``detail``); ``redirected``: the
+    answer was a redirect hop, to be read next."""
+
     aux: dict[str, Any] | None = None  # a big copy to put beside the host item before the commit
     stop: tuple[float, str] | None = None  # SPRING-05 / PRAHA-07: (until, reason) the site asked us to stop
     stop_action: str = "stop_host"
@@ -83,7 +93,14 @@ class RobotsSettled:
 
 def settle_robots(profile: Profile, view: HostView, result: FetchResult, hops: int, round_start: float,
                   now: float) -> RobotsSettled:
-    """Record what one robots.txt answer means in ``view`` (changed in place)."""
+    """Record what one robots.txt answer means in ``view`` (changed in place) and return what
+    leaves it. A redirect within ``robots.max_redirects`` becomes the next hop (COMMON-06); a 429
+    or a challenge page is the site asking us to stop (SPRING-05, PRAHA-07); anything else is
+    the outcome the bot's status policy gives (parsed rules, allow all, deny all, skip the host:
+    SPRING-10, SUBSIDIE-11), cached from the start of ``round_start``'s round for
+    ``robots.cache_ttl_s`` (10 minutes for a 5xx or unreachable) and at least ``MIN_SERVE_S``
+    after this read. A Crawl-delay now known lengthens the gap after this very request, up to
+    the bot's cap. Pure; never raises for a bad body."""
     t_end = result.t_end or now
     min_delay = float(profile.get("politeness.min_delay_s"))
     nxt = absolute(result.url, result.header("Location") or "") if result.status in REDIRECT_STATUSES else None
@@ -96,10 +113,10 @@ def settle_robots(profile: Profile, view: HostView, result: FetchResult, hops: i
     if result.status == 429 or challenge:
         # SPRING-05 / PRAHA-07: "too many requests" (or a challenge) on robots.txt is the site
         # asking us to stop, not a missing file: stop the host, or close the source.
-        outcome = classify(result, responses=profile.get("responses"), retries_used_today=0, now=now,
-                           challenge=challenge)
-        return RobotsSettled(stop=(outcome.until or now, outcome.reason), stop_action=outcome.action,
-                             detail=outcome.detail)
+        answer = classify(result, responses=profile.get("responses"), retries_used_today=0, now=now,
+                          challenge=challenge)
+        return RobotsSettled(stop=(answer.until or now, answer.reason), stop_action=answer.action,
+                             detail=answer.detail)
     policy = RobotsFetchPolicy.from_mapping(profile.get("robots"))
     outcome = robots_from_response(result.status, result.error, result.body, policy)
     ttl = float(profile.get("robots.cache_ttl_s"))
@@ -118,5 +135,6 @@ def settle_robots(profile: Profile, view: HostView, result: FetchResult, hops: i
         # The Crawl-delay now known lengthens the gap after this very request.
         delay = effective_delay(min_delay, outcome.robots.crawl_delay(profile.robots_token),
                                 float(profile.get("politeness.crawl_delay_cap_s")))
-        view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, t_end + delay))
+        gap_end = next_allowed_after(t_end, delay, profile.politeness.clock_skew_margin_s)
+        view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, gap_end))
     return RobotsSettled(aux=aux)

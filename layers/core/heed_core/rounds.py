@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
-from typing import Mapping
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from heed_core.hoststate import TokenOut
@@ -27,7 +27,7 @@ class Round:
 
 
 def round_id(start: float, task: str) -> str:
-    return datetime.fromtimestamp(start, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") + f"/{task}"
+    return datetime.fromtimestamp(start, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ") + f"/{task}"
 
 
 def due_rounds(profile: Profile, last_tick: float, now: float) -> list[Round]:
@@ -91,11 +91,9 @@ def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float,
         ctx: dict[str, object] = {"opts": dict(src.options)} if src.options else {}
         if src.kind == "feed" and src.seen_items:
             ctx["si"] = list(src.seen_items)
-
-        def make(url: str, purpose: str, extra: Mapping[str, object]) -> WorkItem:
-            return WorkItem(url=url, purpose=purpose, task=src.kind, source_id=src.id, source_url=src.url,
-                            round_id=rnd.round_id, round_start=rnd.start, ctx={**ctx, **extra}, seq=seq,
-                            not_before=not_before, seen=records.get(url))
+        entry = WorkItem(url=src.url, purpose=ENTRY_PURPOSE[src.kind], task=src.kind, source_id=src.id,
+                         source_url=src.url, round_id=rnd.round_id, round_start=rnd.start, ctx=dict(ctx), seq=seq,
+                         not_before=not_before, seen=records.get(src.url))
 
         if src.kind in ("subsidy", "agenda"):
             # WANNADO-06 / SUBSIDIE-01: start at the site's sitemap, never walk blindly; one read
@@ -104,12 +102,13 @@ def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float,
                 if url in sitemaps_seen:
                     continue
                 sitemaps_seen.add(url)
-                items.append(make(url, "sitemap", {"role": src.kind, "level": 0}))
+                items.append(replace(entry, url=url, purpose="sitemap", ctx={**ctx, "role": src.kind, "level": 0},
+                                     seen=records.get(url)))
             if src.kind == "subsidy" and _on_topic(profile, src.kind, src.url):
                 # SUBSIDIE-01/-02: the page the operator gave is itself watched, every round.
-                items.append(make(src.url, "subsidy", {}))
+                items.append(replace(entry, purpose="subsidy", ctx=dict(ctx)))
             continue
-        items.append(make(src.url, ENTRY_PURPOSE[src.kind], {}))
+        items.append(entry)
     return items, skips
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 _RATE = re.compile(r"^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)$")
 _CRON = re.compile(r"^cron\((.*)\)$")
@@ -49,7 +49,7 @@ class Cron:
         return True
 
     def next_after(self, t: float) -> float:
-        start = datetime.fromtimestamp(int(t) // 60 * 60 + 60, tz=timezone.utc)
+        start = datetime.fromtimestamp(int(t) // 60 * 60 + 60, tz=UTC)
         day = start.replace(hour=0, minute=0)
         for _ in range(_SEARCH_DAYS):
             if self._day_ok(day):

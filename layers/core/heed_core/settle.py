@@ -5,8 +5,9 @@ the source, give up), the task of the item's kind reads a good body, and everyth
 is written into the turn's copy of the host view or returned as effects for the outbox."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from heed_core import politeness
 from heed_core.extract.challenge import is_challenge
@@ -28,6 +29,11 @@ SPACED_PURPOSES = frozenset({"agenda", "subsidy", "page", "article"})
 
 @dataclass
 class Settled:
+    """What one answer led to, beyond the host view: skips, follow-up candidates (for ``admit``),
+    events, texts to keep (before the commit), source fields, the URL's new record and the
+    outcome's ``detail``. ``needs_texts`` / ``needs_extract``: the task asked for kept texts or
+    an extractor's answer; nothing else is set and the caller settles again with them."""
+
     skips: list[Skip] = field(default_factory=list)
     candidates: list[Candidate] = field(default_factory=list)
     events: list[Event_] = field(default_factory=list)
@@ -40,14 +46,17 @@ class Settled:
 
 
 def stop_host(view: HostView, until: float, reason: str) -> None:
-    """SPRING-05 / PRAHA-07: no request to the host before ``until``."""
+    """SPRING-05 / PRAHA-07: no request to the host before ``until`` (changes ``view`` in place;
+    a stop already longer is kept)."""
     view.pacing = replace(view.pacing, stopped_until=max(view.pacing.stopped_until, until), stop_reason=reason)
 
 
 def close_source(profile: Profile, view: HostView, source_id: str, url: str, reason: str, detail: str,
                  now: float, out: Settled) -> None:
     """PRAHA-07: the source is marked closed (here, for the work already queued on this host,
-    and on the source itself, so later rounds leave it out) and a result says so."""
+    and on the source itself, so later rounds leave it out) and a result says so: the source's
+    fields and a ``source.closed`` event are appended to ``out``. A source closed already (or
+    none) is left as it is: closing twice adds nothing."""
     if not source_id or source_id in view.closed:
         return
     view.closed[source_id] = f"{reason}: {detail}"
@@ -60,9 +69,15 @@ def close_source(profile: Profile, view: HostView, source_id: str, url: str, rea
 def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchResult, delay: float,
                 now: float, *, texts: Mapping[str, str | None] | None = None, tdmrep_body: bytes | None = None,
                 extracted: tuple[Event, ...] | None = None, robots: RobotsTxt | None = None) -> Settled:
-    """Settle ``item`` with ``result`` into ``view``. When the task asks for a kept text or an
-    extractor's answer, nothing is changed and ``needs_*`` says what to bring. ``robots`` is the
-    robots.txt that allowed the request: its Content-Usage lines decide what may be kept."""
+    """Settle ``item`` with ``result`` into ``view`` (changed in place): the item leaves the
+    frontier (or comes back for a retry the same day, SPRING-06), the host's next request waits
+    ``delay`` (spaced per WANNADO-05 for the pages a round is about) from the end of this one,
+    a 429/403/challenge stops the host or closes the source (SPRING-05, PRAHA-07), a redirect
+    becomes a candidate (COMMON-06), and a good body is read by the item's task. Returns what
+    leaves the view (``Settled``). When the task asks for a kept text or an extractor's answer,
+    nothing is changed and ``needs_*`` says what to bring. ``robots`` is the robots.txt that
+    allowed the request: its Content-Usage lines decide what may be kept. Pure; never raises
+    for a bad body (it becomes a skip with a reason)."""
     challenge = is_challenge(result.status, result.headers, result.body)
     outcome = classify(result, responses=profile.get("responses"), retries_used_today=item.attempts,
                        now=now, challenge=challenge)
@@ -80,7 +95,8 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
     if item.purpose in SPACED_PURPOSES:
         delay = politeness.spaced_delay(delay, float(profile.get("politeness.round_spacing_s")),
                                         float(profile.get("politeness.round_spacing_jitter_s") or 0), item.work_id)
-    view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, t_end + delay), last_end=t_end)
+    gap_end = politeness.next_allowed_after(t_end, delay, profile.politeness.clock_skew_margin_s)
+    view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, gap_end), last_end=t_end)
     if outcome.action == "retry":
         # SPRING-06: the same item again later today; a failed answer is not a read (AUBE-03).
         view.frontier.append(replace(item, attempts=item.attempts + 1, not_before=outcome.retry_at or now))

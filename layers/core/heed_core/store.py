@@ -6,7 +6,8 @@ host), ``write_host`` (one conditional write: the lease and the commit in one), 
 every turn of an invocation, ``write_drained`` (the URL records and the drain marks)."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from heed_core.hoststate import DrainMark, HostRecord, Outbox, TokenOut
 from heed_core.work import Source, UrlRecord
@@ -19,6 +20,12 @@ READ_FIELDS = frozenset({"last_read", "seen_items", "last_status"})
 
 
 class HostStore(Protocol):
+    """The crawl's state, by key (``heed_aws.store.DynamoStore``; ``tests/support/memstore.MemoryStore``
+    keeps the same rules). Every method raises ``TransientError`` when the service is busy or
+    unreachable (the caller retries later; it is never the item's fault) and another ``HeedError``
+    for a failure that retrying cannot mend. Values are copies: changing what a read returned
+    never changes what is stored."""
+
     def read_host(self, host: str, *, aux: Sequence[str] = ()) -> HostRecord:
         """One strongly consistent read: the host's item, the aux items named (``robots``,
         ``tdmrep``), its drain mark and the operator block list entries of the host's name and
@@ -56,19 +63,46 @@ class HostStore(Protocol):
         not brought back); ``last_read`` never moves backwards."""
         ...
 
-    def list_sources(self) -> list[Source]: ...
-    def get_source(self, source_id: str) -> Source | None: ...
-    def put_source(self, source: Source) -> None: ...
-    def get_meta(self, key: str) -> dict[str, Any] | None: ...
-    def put_meta(self, key: str, value: dict[str, Any], *, expected_version: int | None = None) -> bool: ...
-    def block_domain(self, domain: str, reason: str) -> None: ...
+    def list_sources(self) -> list[Source]:
+        """Every source, ordered by id, each with the read-state its reads left merged in."""
+        ...
+
+    def get_source(self, source_id: str) -> Source | None:
+        """The source with that id (read-state merged in), or None if there is none."""
+        ...
+
+    def put_source(self, source: Source) -> None:
+        """Write a source whole (added or replaced; its read-state is kept apart, untouched)."""
+        ...
+
+    def get_meta(self, key: str) -> dict[str, Any] | None:
+        """The small bookkeeping record ``key`` (the scheduler's last tick, purge tombstones), or None."""
+        ...
+
+    def put_meta(self, key: str, value: dict[str, Any], *, expected_version: int | None = None) -> bool:
+        """Write the record ``key``. With ``expected_version`` the write is conditional: it
+        happens only if the stored record is at that ``version`` (0: there is none yet) and
+        returns False otherwise (another writer won); ``value["version"]`` is the new version."""
+        ...
+
+    def block_domain(self, domain: str, reason: str) -> None:
+        """COMMON-08: put a domain (and so its subdomains) on the operator block list with its
+        reason; ``read_host`` of any of its hosts reports it from then on."""
+        ...
 
 
 class Journal(Protocol):
     """Where every request and every skip leaves a record with a reason code."""
 
-    def request(self, record: dict[str, Any]) -> None: ...
-    def skip(self, record: dict[str, Any]) -> None: ...
+    def request(self, record: dict[str, Any]) -> None:
+        """Record one HTTP request that left (``t_start``, ``t_end``, ``method``, ``url``,
+        ``status`` or ``error``, ``purpose``, ``bytes``, ``source``). Never raises for load."""
+        ...
+
+    def skip(self, record: dict[str, Any]) -> None:
+        """Record a URL not fetched or not kept: its ``url``, a stable ``reason`` code and a
+        ``detail`` a person can read. Never raises for load."""
+        ...
 
 
 class Results(Protocol):
@@ -80,13 +114,20 @@ class Results(Protocol):
         ...
 
     def store_text(self, key: str, text: str) -> str:
-        """Keep a text; returns the bucket's version id."""
+        """Keep a text as a new version under ``key``; returns the bucket's version id.
+        ``TransientError`` when the bucket is busy (nothing is committed before it returns)."""
         ...
 
-    def load_text(self, key: str) -> str | None: ...
+    def load_text(self, key: str) -> str | None:
+        """The newest text kept under ``key`` (SUBSIDIE-04 compares with it), or None."""
+        ...
 
 
 class Tokens(Protocol):
     """The SQS FIFO queue of work tokens (MessageGroupId = host, deduplication id = token id)."""
 
-    def send(self, tokens: Sequence[TokenOut]) -> None: ...
+    def send(self, tokens: Sequence[TokenOut]) -> None:
+        """Send every token (batched), each with its host as message group and its ``tok`` as
+        deduplication id, so a token sent twice is delivered once. ``TransientError`` if any
+        could not be sent: the caller sends them all again (repeats are deduplicated)."""
+        ...

@@ -8,8 +8,9 @@ and calls again. Follow-ups come out as candidates with the checks that decide t
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from heed_core import usage
 from heed_core.extract import events as ev
@@ -149,7 +150,8 @@ def _feed(inp: TaskInput) -> TaskOutput:
         out.skips.append((item.url, "bad_feed", parsed.error))
         return out
     if parsed.total_items > len(parsed.items):
-        out.skips.append((item.url, "cap_reached", f"{parsed.total_items - len(parsed.items)} items beyond max_items={max_items}"))
+        beyond = parsed.total_items - len(parsed.items)
+        out.skips.append((item.url, "cap_reached", f"{beyond} items beyond max_items={max_items}"))
     follow = task.get("article_followup") or {}
     write_about = bool(_opts(item).get("write_about"))
     known = set(item.ctx.get("si") or ())  # the feed items this source already reported
@@ -165,8 +167,8 @@ def _feed(inp: TaskInput) -> TaskOutput:
             if task.get("keep_summary") and it.summary:
                 record["summary"] = it.summary[: int(task.get("summary_max_chars", 500))]
             _emit(inp, out, "item.found", rid, record)
-        wanted = (follow.get("mode") == "short_summary" and it.summary_length < int(follow.get("summary_shorter_than", 0))) \
-            or (follow.get("mode") == "selected" and write_about)
+        short = it.summary_length < int(follow.get("summary_shorter_than", 0))
+        wanted = (follow.get("mode") == "short_summary" and short) or (follow.get("mode") == "selected" and write_about)
         if wanted:
             out.candidates.append(_article_candidate(item.follow(it.link, "article", seq=seq, ctx={"title": it.title}),
                                                      follow, now))
@@ -312,7 +314,8 @@ def _sitemap(inp: TaskInput) -> TaskOutput:
     for loc, reason in parsed.skipped:
         out.skips.append((loc, "bad_sitemap_entry", reason))
     if parsed.skipped_total > len(parsed.skipped):
-        out.skips.append((item.url, "bad_sitemap_entry", f"{parsed.skipped_total - len(parsed.skipped)} more entries skipped"))
+        more = parsed.skipped_total - len(parsed.skipped)
+        out.skips.append((item.url, "bad_sitemap_entry", f"{more} more entries skipped"))
     role = item.ctx.get("role", item.task)
     level = int(item.ctx.get("level", 0))
     day = now + 86400
@@ -323,8 +326,8 @@ def _sitemap(inp: TaskInput) -> TaskOutput:
         # SPRING-03: at most two child sitemaps per source and round, however many indexes.
         cap = Cap(f"children#{item.source_id}#{item.round_id}", limit, day, f"at most {limit} child sitemaps")
         for seq, child in enumerate(parsed.children):
-            out.candidates.append(Candidate(item.follow(child, "sitemap", seq=seq, ctx={"role": role, "level": level + 1}),
-                                            caps=(cap,), with_record=True))
+            nxt = item.follow(child, "sitemap", seq=seq, ctx={"role": role, "level": level + 1})
+            out.candidates.append(Candidate(nxt, caps=(cap,), with_record=True))
     entries = list(parsed.urls)
     own = role == "agenda" and level == 0 and all(e.loc != item.source_url for e in entries)
     if own:

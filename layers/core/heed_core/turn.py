@@ -40,11 +40,16 @@ class TokenIn:
 
     @property
     def owner(self) -> str:
+        """Who holds the host while this token is at work: the SQS message (its copies differ
+        in body, never in id), else the token's id."""
         return self.message_id or self.tok
 
 
 @dataclass(frozen=True)
 class SkipRec:
+    """A URL not fetched or not kept, for the journal: a stable ``reason`` code, a ``detail`` a
+    person can read, and the work it belonged to (purpose, source, round)."""
+
     url: str
     reason: str
     detail: str
@@ -54,11 +59,20 @@ class SkipRec:
 
     @classmethod
     def of(cls, item: WorkItem, url: str, reason: str, detail: str) -> SkipRec:
+        """The skip of ``url`` (the item's own URL or one it led to), filed under ``item``'s work."""
         return cls(url, reason, detail, item.purpose, item.source_id, item.round_id)
 
 
 @dataclass
 class Plan:
+    """What one turn does, decided before any request: the host's state to commit (``view``, a
+    copy), the skips, events and source fields already settled, and then exactly one of: a
+    ``request`` to make (``role`` says which: robots, tdmrep or item; ``gate_host`` whose pacing
+    it obeys; ``delay`` the gap after it), a ``wait`` in seconds before the host can go on
+    (``why`` says what it waits for), or neither (``wait`` None: no work left). ``dirty``: the
+    view changed and must be written even without a request; ``foreign_owner``: another token
+    holds the host, nothing may be written."""
+
     view: HostView
     skips: list[SkipRec] = field(default_factory=list)
     events: list[Event_] = field(default_factory=list)
@@ -77,6 +91,7 @@ class Plan:
 
 
 def tdmrep_url(host: str) -> str:
+    """The host's TDMRep well-known file (PRAHA-03)."""
     return origin(host) + "/.well-known/tdmrep.json"
 
 
@@ -98,6 +113,15 @@ def _gate_wait(view: HostView, now: float) -> float | None:
 
 
 def plan_turn(profile: Profile, snapshot: HostView, token: TokenIn, now: float) -> Plan:
+    """The plan of one turn for ``token``'s host at ``now``, from ``snapshot`` (never changed:
+    the plan works on a copy). Takes in the work the token (and ``token.also``) brings, once per
+    token id; settles, without a request, every ready item that must not be fetched (operator
+    block, closed source, stopped host, robots.txt says no, caps, read already) and stops at
+    the first that needs a request: robots.txt first if the cached copy is gone (COMMON-02),
+    tdmrep.json where the profile respects it, then the item, each only once the host's gap
+    has passed (COMMON-05). Pure: no store, no clock, no network; never raises for bad data in
+    the snapshot (an undecodable frontier entry becomes a ``bad_work_item`` skip). At most
+    ``MAX_STEPS`` items are settled in one turn; then the plan waits 0 s (``why="yield"``)."""
     v = snapshot.copy()
     plan = Plan(view=v)
     for what, why in token.bad:

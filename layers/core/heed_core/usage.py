@@ -10,8 +10,9 @@ Several statements combine most restrictively (vocab 5.1): one ``n`` for a decla
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence, cast
+from typing import Any, cast
 
 import http_sf
 

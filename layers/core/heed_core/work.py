@@ -5,8 +5,9 @@ codec: short keys, defaults left out. ``from_compact`` raises ``InputError`` on 
 cannot rebuild, so an undecodable item becomes a recorded skip, never a stuck host."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from heed_core.errors import InputError
 from heed_core.urls import authority, short_hash

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from itertools import pairwise
 from typing import Any
 
 from heed_core.work import Source
@@ -43,7 +44,7 @@ def _article(title: str) -> Route:
 
 def _play_round(b: Bench) -> Output:
     s, sources = b.sites, []
-    big = [{"title": f"Notizia {i}", "link": "{{base}}/n/%d" % i, "summary": LONG + "<img src='{{base}}/img/d.jpg'>",
+    big = [{"title": f"Notizia {i}", "link": f"{{{{base}}}}/n/{i}", "summary": LONG + "<img src='{{base}}/img/d.jpg'>",
             "extra": IMAGES} for i in range(45)]
     feeds = {
         "big": _feed(big, extra="<image><url>{{base}}/img/logo.png</url><title>T</title>"
@@ -101,7 +102,7 @@ def _play_caps(b: Bench) -> Output:
     for h in range(4):
         routes = {"/robots.txt": robots(OPEN)}
         for f in range(h, FEEDS, 4):
-            routes[f"/feed{f}.xml"] = _feed([{"title": f"{f}-{i}", "link": "{{base}}/art/%d-%d" % (f, i),
+            routes[f"/feed{f}.xml"] = _feed([{"title": f"{f}-{i}", "link": f"{{{{base}}}}/art/{f}-{i}",
                                               "summary": "Breve."} for i in range(ITEMS)])
         base = b.sites.add(f"h{h}", routes, fallback=_article("Articolo"))
         sources += [Source(f"f{f}", f"{base}/feed{f}.xml", "feed") for f in range(h, FEEDS, 4)]
@@ -113,7 +114,7 @@ def _play_caps(b: Bench) -> Output:
 def _play_real(b: Bench) -> Output:
     pol = b.profile.politeness
     b.extra["scale"] = scale = min(1.0, 3.0 / max(pol.min_delay_s, 1e-9))
-    items = [{"title": f"N{i}", "link": "{{base}}/n/%d" % i, "summary": LONG} for i in range(45)]
+    items = [{"title": f"N{i}", "link": f"{{{{base}}}}/n/{i}", "summary": LONG} for i in range(45)]
     items[0] = {"title": "Breve 1", "link": "{{base}}/art/1", "summary": "Breve."}
     text = rss(items)
 
@@ -220,7 +221,7 @@ def _a08(r: Runs) -> Proof:
     for site in ("uno", "due"):
         reads = [sim_time(x) for x in cyc.requests_to(site, "feed")]
         early = [t for t in reads if T10 + 300 <= t < T10 + Q]
-        apart = min((b - a for a, b in zip(reads, reads[1:])), default=0)
+        apart = min((b - a for a, b in pairwise(reads)), default=0)
         proof.that(not early and apart >= Q and len(reads) == cyc.paths(site).count("/feed.xml"),
                    f"{site}: {len(reads)} reads, none at the 10:05 firing, at least {apart / 60:.0f} min apart")
     proof.that(bool(cyc.out.skipped("seen_recently")), "the early firing recorded as seen_recently")

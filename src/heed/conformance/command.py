@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import yaml
 

@@ -14,7 +14,7 @@ __all__ = ["egress", "reserved_concurrency", "reverse_dns", "template"]
 
 def template() -> dict[str, Any]:
     from heed.local.resources import load_template
-    from heed.local.runtime import ROOT
+    from heed.local.root import ROOT
 
     return load_template(ROOT / "template.yaml")
 

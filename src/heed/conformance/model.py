@@ -9,9 +9,11 @@ would take minutes)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any, Protocol
 
 from heed_core.profile import Profile
 from heed_core.schedule import firings
@@ -27,7 +29,7 @@ __all__ = ["Bound", "Cadence", "Proof", "Rule", "Runs", "Scenario", "Seen", "sca
 
 def utc(text: str) -> float:
     """Epoch seconds of a UTC time written as ``2026-12-01T06:00``."""
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp()
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
 
 
 def secs(x: float) -> str:
@@ -133,7 +135,7 @@ class Cadence:
         exprs = ", ".join(s.expression for s in p.schedules if s.task == self.task) or "none"
         per_day = Counter(int((t - _WEEK0) // 86400) for t in times)
         week1 = [per_day.get(d, 0) for d in range(7)]
-        said = f"schedules {exprs} fire {self.task} " + " ".join(f"{d} {n}" for d, n in zip(_DAYS, week1))
+        said = f"schedules {exprs} fire {self.task} " + " ".join(f"{d} {n}" for d, n in zip(_DAYS, week1, strict=True))
         ok = bool(times)
         for d in range(weeks * 7):
             n, rng = per_day.get(d, 0), self.weekend if d % 7 >= 5 else self.workday
@@ -143,7 +145,7 @@ class Cadence:
             ok &= all(self.per_week[0] <= c <= self.per_week[1] for c in counts)
             said += f" ({'/'.join(map(str, counts))} a week)"
         if self.min_apart_s:
-            apart = min((b - a for a, b in zip(times, times[1:])), default=float("inf"))
+            apart = min((b - a for a, b in pairwise(times)), default=float("inf"))
             ok &= apart >= self.min_apart_s
             said += f", at least {timedelta(seconds=apart)} apart" if apart != float("inf") else ""
         proof.that(ok, said)

@@ -7,8 +7,8 @@ a listing, an agenda with an event, a subsidy page), so the shared rules (COMMON
 each bot's own task."""
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 from heed_core.work import Source
 

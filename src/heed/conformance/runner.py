@@ -9,9 +9,10 @@ import shutil
 import tempfile
 import time
 import traceback
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from heed_core.profile import Profile
 from heed_core.work import Source

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Callable, Iterable, Mapping, Sequence, Union
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import pairwise
 
 from heed.demo.web import RecordingServer, RequestRecord, Route, Site
 
@@ -16,7 +17,7 @@ __all__ = ["COOKIES", "IPS", "TRAPS", "TRAP_PATHS", "Sites", "atom", "gaps", "ht
 
 # Away from the demo web (127.0.0.10 upward) and the test suites' ranges (100-205).
 IPS = tuple(f"127.0.0.{n}" for n in range(210, 250))
-Routes = Union[Mapping[str, Route], Callable[[str], Mapping[str, Route]]]
+Routes = Mapping[str, Route] | Callable[[str], Mapping[str, Route]]
 
 # What no bot may touch on any page (COMMON-04, AUBE-07, WANNADO-08): a script, a stylesheet,
 # a login form, an image, a tracking pixel, a consent dialog.
@@ -106,7 +107,7 @@ def gaps(log: Sequence[RequestRecord], marks: Sequence[float] = ()) -> list[floa
     between requests the run's clock did not jump between (``marks``: the wall times of jumps;
     across one, hours of simulated time pass in no real time)."""
     out = []
-    for a, b in zip(log, log[1:]):
+    for a, b in pairwise(log):
         if not any(a.t_start <= m <= b.t_start for m in marks):
             out.append(b.t_start - a.t_end)
     return out
@@ -115,7 +116,7 @@ def gaps(log: Sequence[RequestRecord], marks: Sequence[float] = ()) -> list[floa
 def overlaps(log: Iterable[RequestRecord]) -> list[tuple[RequestRecord, RequestRecord]]:
     """Pairs of requests that were in flight at the same time."""
     ordered = sorted(log, key=lambda r: r.t_start)
-    return [(a, b) for a, b in zip(ordered, ordered[1:]) if b.t_start < a.t_end]
+    return [(a, b) for a, b in pairwise(ordered) if b.t_start < a.t_end]
 
 
 # --- what they serve ---------------------------------------------------------------------------

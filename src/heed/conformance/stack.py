@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import time
 import zlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from heed_core.profile import Profile, deep_merge, validate
 from heed_core.work import Source
@@ -21,7 +22,8 @@ from heed.local.runtime import REGION, LocalRun
 
 __all__ = ["Output", "Stack", "derive", "sim_time"]
 
-_DURATIONS = ("min_delay_s", "crawl_delay_cap_s", "round_spacing_s", "round_spacing_jitter_s")
+# The waits a shape scales (the clock-skew margin is part of every gap, so it scales with them).
+_DURATIONS = ("min_delay_s", "crawl_delay_cap_s", "round_spacing_s", "round_spacing_jitter_s", "clock_skew_margin_s")
 
 
 def derive(profile: Profile, scale: float, changes: Mapping[str, Any] | None = None) -> Profile:

@@ -7,7 +7,8 @@ change, a stop request with deletion) and ``subsidie-real`` (the profile's own 2
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from heed_core.schedule import firings
 from heed_core.work import Source
@@ -96,6 +97,7 @@ def _changing(hit: Hit) -> str:
 
 def _play_week(b: Bench) -> Output:
     import boto3
+
     from heed_aws.operator import purge_domain
 
     s = b.sites

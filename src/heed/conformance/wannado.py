@@ -10,6 +10,7 @@ import html
 import json
 import re
 import urllib.request
+from itertools import pairwise
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -178,7 +179,7 @@ def _w05(r: Runs) -> Proof:
                f"Crawl-delay 1.6 of its group (not 0.1 of `*`): min {secs(min(g, default=0))}")
     spacing = r.profile.politeness.round_spacing_s * SCALE
     log = seen.log("theater")
-    pairs = [b.t_start - a.t_end for a, b in zip(log, log[1:])
+    pairs = [b.t_start - a.t_end for a, b in pairwise(log)
              if a.path == "/agenda/" and b.path == "/programma/jazz-avond"]
     proof.that(len(pairs) == 2 and min(pairs) >= spacing,
                f"two pages of a site in a round {secs(min(pairs, default=0))} apart "

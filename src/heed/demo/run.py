@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from heed_core.profile import BUILTIN_BOTS, Profile, load_profile_data
 

@@ -3,8 +3,8 @@
 A site folder has a ``site.yaml`` manifest (path -> file and behaviour) and content files.
 Text files are templates: ``{{field}}`` (an item field, HTML-escaped; ``|raw``, ``|json``,
 ``|paras``, ``|rfc822`` filters), ``{{each:<data.yaml>:<item template>[:field=value]}}``
-(one rendering per item), ``{{include:<file>}}`` (with the current item), and ``{{base}}`` / ``{{url:<site>}}`` which the server fills per
-request once the ports are known.
+(one rendering per item), ``{{include:<file>}}`` (with the current item), and ``{{base}}`` /
+``{{url:<site>}}`` which the server fills per request once the ports are known.
 """
 from __future__ import annotations
 
@@ -13,15 +13,16 @@ import html
 import json
 import re
 import time
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from email.utils import format_datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import yaml
 
-from heed.demo.web import Hit, Route, Site, challenge
+from heed.demo.site import Hit, Route, Site, challenge
 
 __all__ = ["SITES_DIR", "SITE_ORDER", "SiteError", "demo_sites", "load_site"]
 
@@ -211,7 +212,8 @@ def load_site(name: str, root: Path = SITES_DIR) -> Site:
             spec = {**(coll.get("route") or {}), "file": coll["file"], **(item.get("route") or {})}
             routes[path] = folder.route(spec, item)
     fallback = folder.route(manifest["fallback"], {}) if manifest.get("fallback") else None
-    return Site(name=name, routes=MappingProxyType(routes), fallback=fallback, description=str(manifest.get("description", "")))
+    return Site(name=name, routes=MappingProxyType(routes), fallback=fallback,
+                description=str(manifest.get("description", "")))
 
 
 def demo_sites(names: tuple[str, ...] = SITE_ORDER) -> list[Site]:

@@ -1,8 +1,9 @@
 """Decides which sources each seed bot gets in the demo: one list per bot, pointing at the demo web."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 

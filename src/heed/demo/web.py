@@ -3,114 +3,22 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import re
 import socket
 import threading
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from email.utils import formatdate, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Iterable, Mapping, Union
+
+from heed.demo.site import Headers, Hit, RequestRecord, Route, Site, challenge, fail, redirect, render
+from heed.demo.sites import demo_sites
 
 __all__ = ["DemoWeb", "Hit", "RecordingServer", "RequestRecord", "Route", "Site",
            "challenge", "fail", "redirect", "render"]
 
-Headers = tuple[tuple[str, str], ...]
 # 2025-03-01 08:00:00 GMT: what a conditional route says when its site gives no date.
 DEFAULT_LAST_MODIFIED = 1740816000.0
-_TOKEN = re.compile(r"\{\{(base|url:[A-Za-z0-9_.-]+)\}\}")
-
-
-@dataclass(frozen=True)
-class RequestRecord:
-    """One request as the site saw it. ``t_start``: request line read; ``t_end``: response
-    fully written (server wall clock). ``host`` is the site's ip:port, ``client`` the peer's."""
-
-    t_start: float
-    t_end: float
-    host: str
-    method: str
-    path: str
-    headers: Headers
-    status: int
-    bytes: int
-    client: str = ""
-
-    def header(self, name: str) -> str | None:
-        lname = name.lower()
-        return next((v for k, v in self.headers if k.lower() == lname), None)
-
-
-@dataclass(frozen=True)
-class Hit:
-    """What a dynamic body is told: the 1-based count of GETs of this route, the time."""
-
-    n: int
-    now: float
-    path: str
-    headers: Headers
-
-
-Body = Union[bytes, str, Callable[[Hit], Union[str, bytes]]]
-
-
-@dataclass(frozen=True)
-class Route:
-    """How one path answers. Text bodies may name ``{{base}}`` (this site's base URL) and
-    ``{{url:<site>}}``; they are filled in per request, once the ports are known."""
-
-    body: Body = b""
-    status: int = 200
-    content_type: str = "text/html; charset=utf-8"
-    headers: Headers = ()
-    conditional: bool = False       # ETag + Last-Modified, 304 on a match (AUBE-02, WANNADO-07)
-    last_modified: float | None = None
-    gzip: bool = False              # Content-Encoding: gzip when the client asks for it
-    precompressed: bool = False     # the body is a .gz file, whatever the client accepts
-    location: str | None = None     # redirect target (may be a template)
-
-
-def redirect(location: str, status: int = 301) -> Route:
-    return Route(body="", status=status, location=location)
-
-
-def fail(status: int, retry_after: int | None = None, body: str = "") -> Route:
-    extra: Headers = (("Retry-After", str(retry_after)),) if retry_after is not None else ()
-    return Route(body=body or f"<!doctype html><title>{status}</title><h1>{status}</h1>\n",
-                 status=status, headers=extra)
-
-
-_CHALLENGE_BODY = """<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title>
-<meta http-equiv="Content-Type" content="text/html; charset=UTF-8">
-<meta name="robots" content="noindex,nofollow"></head>
-<body><div class="main-wrapper" role="main"><div class="main-content">
-<h1 class="zone-name-title h1">{{base}}</h1>
-<h2 class="h2" id="challenge-running">Checking if the site connection is secure</h2>
-<noscript><div class="h2">Enable JavaScript and cookies to continue</div></noscript>
-</div></div><script src="/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1"></script>
-</body></html>
-"""
-
-
-def challenge() -> Route:
-    """A bot-management challenge page (PRAHA-07: counts as a refusal)."""
-    return Route(body=_CHALLENGE_BODY, status=403, headers=(
-        ("cf-mitigated", "challenge"), ("Server", "cloudflare"), ("Cache-Control", "no-store")))
-
-
-@dataclass(frozen=True)
-class Site:
-    name: str
-    routes: Mapping[str, Route]
-    fallback: Route | None = None   # answer for unknown paths; None means 404
-    description: str = ""
-
-
-def render(text: str, base: str, urls: Mapping[str, str]) -> str:
-    def fill(m: re.Match[str]) -> str:
-        key = m.group(1)
-        return base if key == "base" else urls.get(key[4:], m.group(0))
-    return _TOKEN.sub(fill, text)
 
 
 def _etag_matches(header: str, etag: str) -> bool:
@@ -177,7 +85,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.server._record(RequestRecord(
             t_start=t_start, t_end=time.time(), host=self.server.host, method=self.command,
             path=self.path, headers=headers, status=status, bytes=sent,
-            client="%s:%d" % self.client_address[:2]))
+            client=f"{self.client_address[0]}:{self.client_address[1]}"))
 
     def _write(self, status: int, out: list[tuple[str, str]], body: bytes) -> int:
         try:
@@ -280,16 +188,18 @@ class RecordingServer(ThreadingHTTPServer):
                 key, route = "", self.site.fallback
             self._hits[key] = n = self._hits.get(key, 0) + 1
         if route is None:
-            return 404, [("Content-Type", "text/html; charset=utf-8")], b"<!doctype html><title>404</title><h1>Niet gevonden</h1>\n"
+            return (404, [("Content-Type", "text/html; charset=utf-8")],
+                    b"<!doctype html><title>404</title><h1>Niet gevonden</h1>\n")
         req = {k.lower(): v for k, v in headers}
         body = route.body(Hit(n, time.time(), path, headers)) if callable(route.body) else route.body
         if isinstance(body, str):
             body = render(body, self.base_url, self.urls).encode("utf-8")
-        out = [("Content-Type", route.content_type)] + [(k, render(v, self.base_url, self.urls)) for k, v in route.headers]
+        out = [("Content-Type", route.content_type)]
+        out += [(k, render(v, self.base_url, self.urls)) for k, v in route.headers]
         if route.location is not None:
             out.append(("Location", render(route.location, self.base_url, self.urls)))
         if route.conditional and route.status == 200:
-            etag = '"%s"' % hashlib.sha1(body).hexdigest()[:20]
+            etag = f'"{hashlib.sha1(body).hexdigest()[:20]}"'
             lm = route.last_modified if route.last_modified is not None else DEFAULT_LAST_MODIFIED
             out += [("ETag", etag), ("Last-Modified", formatdate(lm, usegmt=True))]
             inm, ims = req.get("if-none-match"), req.get("if-modified-since")
@@ -347,7 +257,6 @@ class DemoWeb:
         if self.servers:
             return dict(self.urls)
         if self.sites is None:
-            from heed.demo.sites import demo_sites  # the default web; sites import this module
             self.sites = demo_sites()
         sites = list(self.sites)
         if self.first_ip + len(sites) > 255:

@@ -41,6 +41,7 @@ def human_report(out_dir: Path, summary: dict[str, Any], *, examples: int = 4) -
         if len(shown) >= examples + 2:
             break
     if summary.get("deferred_at_end"):
-        lines.append(f"  still deferred at the end: {summary['deferred_at_end']} host token(s) (e.g. retries later today)")
+        lines.append(f"  still deferred at the end: {summary['deferred_at_end']} host token(s) "
+                     "(e.g. retries later today)")
     lines.append(f"  output: {out_dir}/requests.jsonl, items.jsonl, skips.jsonl, summary.json")
     return "\n".join(lines)

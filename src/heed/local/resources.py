@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import boto3
 import yaml
@@ -256,7 +257,8 @@ def _make_bucket(stack: _Stack, logical_id: str, p: Mapping[str, Any]) -> dict[s
         kwargs["CreateBucketConfiguration"] = {"LocationConstraint": stack.region}
     s3.create_bucket(**kwargs)
     if "VersioningConfiguration" in p:
-        s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": p["VersioningConfiguration"]["Status"]})
+        versioning = {"Status": p["VersioningConfiguration"]["Status"]}
+        s3.put_bucket_versioning(Bucket=name, VersioningConfiguration=versioning)
     if "BucketEncryption" in p:
         # CloudFormation says ServerSideEncryptionByDefault where the API says Apply...
         rules = [{("ApplyServerSideEncryptionByDefault" if k == "ServerSideEncryptionByDefault" else k): v

@@ -14,10 +14,10 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from heed_core.crawl import iso
 from heed_core.errors import ConfigError
@@ -26,16 +26,8 @@ from heed_core.schedule import firings
 from heed_core.work import Source
 
 from heed.local.clock import SimClock
+from heed.local.root import ROOT
 
-def _stack_root() -> Path:
-    """Where template.yaml and functions/<name>/app.py are: the copy an installed wheel carries
-    (setup.py puts it in heed/_stack at build time), else the checkout this file lives in."""
-    here = Path(__file__).resolve()
-    packaged = here.parents[1] / "_stack"
-    return packaged if (packaged / "template.yaml").is_file() else here.parents[3]
-
-
-ROOT = _stack_root()
 REGION = "eu-west-1"
 
 
@@ -291,9 +283,10 @@ class LocalRun:
         import boto3
         from moto import mock_aws
 
+        from heed_aws import runtime
+
         from heed.local import motofix
         from heed.local.resources import create_stack_resources
-        from heed_aws import runtime
 
         motofix.apply()
         self._mock = mock_aws()

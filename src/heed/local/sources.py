@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import csv
 import difflib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
+from heed_core.errors import one_line
 from heed_core.netguard import parse_target
 from heed_core.profile import TASK_KINDS, Profile
 from heed_core.urls import BadUrl, authority
@@ -18,7 +20,11 @@ __all__ = ["OPTIONS", "SourcesError", "load_source_file", "load_sources", "load_
 
 
 class SourcesError(ValueError):
-    """A sources file that cannot be used. The message names the entry, the key and the reason."""
+    """A sources file that cannot be used. The message names the entry, the key and the reason,
+    on one line (what the file holds is shown escaped)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))
 
 
 _COMMON = ("id", "url", "kind")
@@ -208,7 +214,9 @@ def load_sources_csv(path: Path, profile: Profile) -> list[Source]:
         where = f"{path}: line {number}"
         if len(row) > len(header):
             raise SourcesError(f"{where}: {len(row)} cells for {len(header)} columns")
-        raw = {column: _csv_cell(column, cell.strip()) for column, cell in zip(header, row) if cell.strip()}
+        # A short row leaves its last columns out (a row longer than the header was refused above).
+        cells = zip(header, row, strict=False)
+        raw = {column: _csv_cell(column, cell.strip()) for column, cell in cells if cell.strip()}
         src = source_from_mapping(raw, profile, where, ", column ")
         if src.id in seen:
             what = "id" if "id" in raw else "url and kind"

@@ -15,7 +15,20 @@ from heed_core.profile import PageTexts, Profile, ProfileError
 
 from heed.pages import words as wd
 from heed.pages.model import (
-    Alternate, Block, Code, Facts, Items, Link, Page, Para, Pre, Section, Strong, Sub, Text, fmt,
+    Alternate,
+    Block,
+    Code,
+    Facts,
+    Items,
+    Link,
+    Page,
+    Para,
+    Pre,
+    Section,
+    Strong,
+    Sub,
+    Text,
+    fmt,
 )
 
 LANGUAGES = ("en", "nb", "de", "nl", "it")
@@ -250,7 +263,8 @@ class _Writer:
                                 window_dat=self.d(follow.window_s, dative=True)))
         pol = p.politeness
         items.append(self.f("min_delay", d=self.d(pol.min_delay_s)))
-        items.append(self.f("crawl_delay", cap=self.d(pol.crawl_delay_cap_s), cap_dat=self.d(pol.crawl_delay_cap_s, dative=True)))
+        items.append(self.f("crawl_delay", cap=self.d(pol.crawl_delay_cap_s),
+                            cap_dat=self.d(pol.crawl_delay_cap_s, dative=True)))
         items.append(self.f("one_per_host"))
         if pol.max_in_flight == 1:
             items.append(self.f("one_at_a_time"))

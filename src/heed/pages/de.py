@@ -177,8 +177,8 @@ PHRASES = {
     "robots_cache": "Wir rufen die robots.txt höchstens {once} pro Host ab und verwenden sie dazwischen weiter; "
                     "eine Änderung wirkt also innerhalb von {ttl_dat}.",
     "robots_size": "Wir lesen die ersten {size} der Datei und folgen höchstens {hops} zu ihr.",
-    "rf_4xx_allow_incl": "Keine robots.txt, oder ein HTTP 4xx darauf (auch 401 und 403): Für uns heißt das, es gibt keine "
-                         "Einschränkungen.",
+    "rf_4xx_allow_incl": "Keine robots.txt, oder ein HTTP 4xx darauf (auch 401 und 403): Für uns heißt das, "
+                         "es gibt keine Einschränkungen.",
     "rf_4xx_deny_incl": "Keine robots.txt, oder ein HTTP 4xx darauf (auch 401 und 403): Dann rufen wir nichts ab.",
     "rf_4xx_allow": "Keine robots.txt, oder ein HTTP 4xx darauf: Für uns heißt das, es gibt keine Einschränkungen.",
     "rf_4xx_deny": "Keine robots.txt, oder ein HTTP 4xx darauf: Dann rufen wir nichts ab.",

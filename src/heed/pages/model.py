@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class Strong:
     text: str
 
 
-Inline = Union[str, Code, Link, Strong]
+Inline = str | Code | Link | Strong
 Text = tuple[Inline, ...]
 
 
@@ -60,7 +60,7 @@ class Sub:
     blocks: tuple[Any, ...]
 
 
-Block = Union[Para, Items, Pre, Facts, Sub]
+Block = Para | Items | Pre | Facts | Sub
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ _FORMATTER = string.Formatter()
 def fmt(template: str, **values: Any) -> Text:
     """`template` with `{name}` filled in; str values are text, Code/Link/Strong stay objects."""
     out: list[Inline] = []
-    for literal, field, spec, conv in _FORMATTER.parse(template):
+    for literal, field, spec, _conv in _FORMATTER.parse(template):
         if literal:
             out.append(literal)
         if field is None:

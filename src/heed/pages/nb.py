@@ -181,7 +181,8 @@ PHRASES = {
                            "henter vi ingenting.",
     "rf_unreachable_skip_host": "Får vi ikke kontakt med robots.txt i det hele tatt, hopper vi over nettstedet den "
                                 "runden.",
-    "crawl_delay_seconds": "Crawl-delay leses i sekunder. Vi følger verdier opptil {cap}; alt over regner vi som {cap}.",
+    "crawl_delay_seconds": "Crawl-delay leses i sekunder. Vi følger verdier opptil {cap}; "
+                           "alt over regner vi som {cap}.",
     "noindex": "noindex og nofollow, i en robots-meta-tag eller en X-Robots-Tag-header: da tar vi ikke vare på siden "
                "og følger ikke lenkene.",
     # si nei

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from heed_core.profile import Profile
 
@@ -14,7 +14,7 @@ def ranges(p: Profile, created: datetime) -> dict[str, object]:
     for text in p.egress.ips:
         net = ipaddress.ip_network(text, strict=True)
         prefixes.append({"ipv4Prefix" if net.version == 4 else "ipv6Prefix": net.with_prefixlen})
-    stamp = created.astimezone(timezone.utc).replace(tzinfo=None)
+    stamp = created.astimezone(UTC).replace(tzinfo=None)
     # googlebot.json writes UTC with microseconds and no offset: 2024-05-13T15:46:02.000000
     return {"creationTime": stamp.strftime("%Y-%m-%dT%H:%M:%S.%f"), "prefixes": prefixes}
 

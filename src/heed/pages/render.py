@@ -9,10 +9,12 @@ from heed.pages.model import Code, Facts, Items, Link, Page, Para, Pre, Section,
 # desktop, dark when the reader's system is dark. No web fonts, no images, nothing loaded.
 CSS = """\
 :root{--fg:#1d1d1f;--bg:#fdfdfb;--muted:#5b5b60;--box:#f1f0ec;--line:#d9d7d0;--link:#0b57a4}
-@media (prefers-color-scheme:dark){:root{--fg:#ececec;--bg:#161618;--muted:#a9a9b0;--box:#232326;--line:#3a3a3f;--link:#8ab8ff}}
+@media (prefers-color-scheme:dark){
+:root{--fg:#ececec;--bg:#161618;--muted:#a9a9b0;--box:#232326;--line:#3a3a3f;--link:#8ab8ff}}
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
-body{margin:0 auto;max-width:44rem;padding:1rem 1.1rem 3rem;font:1.05rem/1.6 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif;color:var(--fg);background:var(--bg)}
+body{margin:0 auto;max-width:44rem;padding:1rem 1.1rem 3rem;color:var(--fg);background:var(--bg);
+font:1.05rem/1.6 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif}
 a{color:var(--link);overflow-wrap:anywhere}
 header nav.lang{text-align:right;font-size:.95rem}
 h1{font-size:1.9rem;line-height:1.2;margin:.4rem 0 .8rem}
@@ -24,7 +26,8 @@ ul{padding-left:1.3rem}
 li{margin:.35rem 0}
 code,pre{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,"Liberation Mono",monospace;font-size:.92em}
 code{background:var(--box);padding:.05em .3em;border-radius:4px;overflow-wrap:anywhere}
-pre{background:var(--box);padding:.7rem .9rem;border-radius:6px;border-left:4px solid var(--line);overflow-x:auto;line-height:1.45}
+pre{background:var(--box);padding:.7rem .9rem;border-radius:6px;border-left:4px solid var(--line);
+overflow-x:auto;line-height:1.45}
 pre code{background:none;padding:0;border-radius:0;overflow-wrap:normal}
 dl{margin:.6rem 0 1rem}
 dt{font-weight:600;margin-top:.6rem}

@@ -1,8 +1,8 @@
 """Numbers, durations, counts, lists and schedules in the words of one language."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from heed_core.schedule import Cron, Rate, parse_expression
 
@@ -115,7 +115,7 @@ def schedule(expression: str, w: Words) -> str:
         return t["raw"].format(expr=expression)
     per_day = len(parsed.hours) * len(parsed.minutes)
     minutes = sorted(parsed.minutes)
-    steps = {b - a for a, b in zip(minutes, minutes[1:] + [minutes[0] + 60])}
+    steps = {b - a for a, b in zip(minutes, minutes[1:] + [minutes[0] + 60], strict=True)}
     if parsed.hours == _ALL_HOURS and len(steps) == 1 and parsed.weekdays is None:
         return every(steps.pop() * 60, w)  # cron(0/15 * * * ? *)
     if per_day > 12:

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
 
 __all__ = ["CappedBody", "content_codings", "read_capped"]
 

@@ -7,7 +7,8 @@ import socket
 import ssl
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import requests
 import urllib3

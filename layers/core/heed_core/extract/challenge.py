@@ -6,7 +6,7 @@ to solve or evade it. So this only has to recognise one, by a stable reason mark
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 __all__ = ["CHALLENGE_MAX_BYTES", "is_challenge"]
 
@@ -85,11 +85,11 @@ def is_challenge(
         for pattern, reason in _CHALLENGE_TITLES:
             if pattern.search(title):
                 return reason
-    for pattern, reason in _ALWAYS:
-        if pattern.search(body):
+    for marker_re, reason in _ALWAYS:
+        if marker_re.search(body):
             return reason
     if blocked:
-        for pattern, reason in _ON_BLOCK:
-            if pattern.search(body):
+        for marker_re, reason in _ON_BLOCK:
+            if marker_re.search(body):
                 return reason
     return None

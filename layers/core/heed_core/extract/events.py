@@ -9,9 +9,10 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import lxml.html
@@ -382,7 +383,7 @@ def _literal(el: lxml.html.HtmlElement, fmt: str, names: list[str]) -> str:
         return el.get("value") or ""
     text = " ".join(el.text_content().split())
     attrs = ("resource", "href", "src") if fmt == "rdfa" else (_URL_ATTR.get(tag, ""),)
-    link = next((el.get(a) for a in attrs if a and el.get(a)), None)
+    link: str | None = next((el.get(a) for a in attrs if a and el.get(a)), None)
     if link and (tag not in ("a", "area") or not text or any(_local(n) in _URL_PROPS for n in names)):
         return link
     return text
@@ -391,7 +392,8 @@ def _literal(el: lxml.html.HtmlElement, fmt: str, names: list[str]) -> str:
 def _scoped_items(root: lxml.html.HtmlElement, fmt: str) -> list[dict[str, Any]]:
     """Event items of microdata (``itemscope``/``itemtype``/``itemprop``) or RDFa
     (``typeof``/``property``), as JSON-LD-shaped dicts whose values are lists."""
-    scope_attr, type_attr, prop_attr = ("itemscope", "itemtype", "itemprop") if fmt == "microdata" else ("typeof", "typeof", "property")
+    scope_attr, type_attr, prop_attr = (("itemscope", "itemtype", "itemprop") if fmt == "microdata"
+                                        else ("typeof", "typeof", "property"))
 
     def is_scope(el: Any) -> bool:
         return el.get(scope_attr) is not None

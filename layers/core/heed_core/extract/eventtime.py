@@ -102,8 +102,8 @@ def first_occurrence(
     wanted = [w for w in map(_weekday, days if isinstance(days, list) else [days]) if w is not None]
     if wanted:
         day += timedelta(days=min((w - day.weekday()) % 7 for w in wanted))
-    tz_name = schedule.get("scheduleTimezone") if isinstance(schedule.get("scheduleTimezone"), str) else zone
-    tz_name = tz_name if _zone(tz_name) is not None else zone
+    given = schedule.get("scheduleTimezone")
+    tz_name = given if isinstance(given, str) and _zone(given) is not None else zone
 
     def at(raw: Any) -> datetime | None:
         try:

@@ -142,10 +142,10 @@ def _item(entry: Any, base_url: str, max_summary_chars: int | None) -> FeedItem:
 def _keep_first_entries(root: etree._Element, limit: int) -> int:
     """Drop the entries past ``limit`` before feedparser sees them (AUBE-01 reads 40; a feed of
     60,000 items must not cost 60,000 sanitised entries). Returns how many the feed held."""
-    entries = [el for el in root.iter() if local_name(el) in _ENTRIES
-               and local_name(el.getparent()) in ("channel", "rss", "RDF", "feed")]
-    for el in entries[limit:]:
-        el.getparent().remove(el)
+    entries = [(el, parent) for el in root.iter() if local_name(el) in _ENTRIES
+               and (parent := el.getparent()) is not None and local_name(parent) in ("channel", "rss", "RDF", "feed")]
+    for el, parent in entries[limit:]:
+        parent.remove(el)
     return len(entries)
 
 

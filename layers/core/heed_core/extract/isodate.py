@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 __all__ = ["from_struct_time", "to_utc_iso"]
@@ -19,9 +19,9 @@ def _format(dt: datetime) -> str | None:
     if dt.tzinfo is None:
         # No offset given (``<time datetime="2026-11-30">``): read it as UTC rather
         # than guess the site's zone; the error is at most a day.
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     try:
-        dt = dt.astimezone(timezone.utc)
+        dt = dt.astimezone(UTC)
     except (OverflowError, ValueError):
         return None
     if not _MIN_YEAR <= dt.year <= _MAX_YEAR:
@@ -57,6 +57,6 @@ def from_struct_time(value: object) -> str | None:
     if not isinstance(value, time.struct_time):
         return None
     try:
-        return _format(datetime(*value[:6], tzinfo=timezone.utc))
+        return _format(datetime(*value[:6], tzinfo=UTC))
     except (ValueError, OverflowError):
         return None

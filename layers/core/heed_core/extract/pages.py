@@ -4,8 +4,9 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 from lxml import html as lxml_html
@@ -86,7 +87,7 @@ def absolute_http(href: Any, base: str) -> str | None:
     href = href.strip()
     if not href or href.startswith("#"):
         return None
-    absolute = urldefrag(urljoin(base, href))[0]
+    absolute: str = urldefrag(urljoin(base, href)).url
     parts = urlsplit(absolute)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return None

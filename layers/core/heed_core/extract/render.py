@@ -13,8 +13,8 @@ transport's sight, so the page itself is vetted first with the transport's own r
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Callable, Mapping
 from urllib.parse import urlencode, urlsplit
 
 from ..ports import FetchRequest, FetchResult, Transport

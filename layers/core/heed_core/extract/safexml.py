@@ -98,7 +98,7 @@ def _declares_entities(body: bytes) -> bool:
     first_element = _FIRST_ELEMENT.search(body)
     prolog_end = first_element.start() if first_element else len(body)
     m = _DOCTYPE_SUBSET.search(body, 0, prolog_end)
-    return bool(m) and _ENTITY_DECL.search(body, m.end()) is not None
+    return m is not None and _ENTITY_DECL.search(body, m.end()) is not None
 
 
 def is_blank(body: bytes) -> bool:
@@ -132,9 +132,10 @@ def parse_xml(body: bytes, *, max_bytes: int, content_type: str | None = None) -
     try:
         root = etree.fromstring(body, parser)
     except etree.XMLSyntaxError as exc:
-        if exc.code in _ENCODING_CODES:
+        code = exc.code  # type: ignore[attr-defined]  # lxml-stubs 0.5 lacks .code
+        if code in _ENCODING_CODES:
             return XmlDoc(None, BAD_ENCODING)
-        if exc.code in _ENTITY_CODES:
+        if code in _ENTITY_CODES:
             return XmlDoc(None, ENTITY_EXPANSION)
         return XmlDoc(None, MALFORMED_XML)
     except (ValueError, LookupError):
@@ -143,7 +144,7 @@ def parse_xml(body: bytes, *, max_bytes: int, content_type: str | None = None) -
         return XmlDoc(None, EMPTY)
     # Belt and braces for a subset the byte scan could not see (e.g. UTF-16 text).
     dtd = root.getroottree().docinfo.internalDTD
-    if dtd is not None and any(True for _ in dtd.entities()):
+    if dtd is not None and any(True for _ in dtd.entities()):  # type: ignore[union-attr]  # no DTD.entities in lxml-stubs 0.5
         return XmlDoc(None, ENTITY_EXPANSION)
     return XmlDoc(root, None)
 
@@ -180,9 +181,9 @@ def decode_html(body: bytes, content_type: str | None = None) -> str:
     """Bytes to text the way browsers mostly do: BOM, then the HTTP charset, then a
     ``<meta>`` charset near the top, then UTF-8 if it decodes cleanly, else
     windows-1252. Undecodable bytes become U+FFFD; this never raises."""
-    for bom, codec in _BOM_CODECS:
+    for bom, bom_codec in _BOM_CODECS:
         if body.startswith(bom):
-            return body.decode(codec, errors="replace")
+            return body.decode(bom_codec, errors="replace")
     codec = _usable(charset_from_content_type(content_type))
     if codec is None:
         m = _META_CHARSET.search(body[:4096])

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import lxml.html
 from lxml import etree
@@ -66,7 +66,7 @@ def parse_html(body: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> lxml.html.
     text = _NOT_XML.sub("", decode_html(body))
     if not text.strip():
         return None
-    parser = lxml.html.HTMLParser(
+    parser = lxml.html.HTMLParser(  # type: ignore[call-arg]  # lxml-stubs 0.5 lacks default_doctype
         no_network=True, huge_tree=False, remove_comments=True, remove_pis=True, default_doctype=False
     )
     try:

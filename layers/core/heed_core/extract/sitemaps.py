@@ -1,4 +1,4 @@
-"""Decides which URLs a sitemap lists (urlset, sitemapindex, RSS/Atom, plain text; gzip or not), within hard size caps."""
+"""Decides which URLs a sitemap lists (urlset, sitemapindex, RSS/Atom, plain text; gzip or not), within size caps."""
 from __future__ import annotations
 
 import zlib
@@ -11,7 +11,8 @@ from heed_core.extract.isodate import to_utc_iso
 from heed_core.extract.safexml import EMPTY, TOO_LARGE, is_blank, local_name
 from heed_core.extract.xmlrecover import parse_xml_recovering
 
-__all__ = ["INVALID_URL", "NOT_A_SITEMAP", "NOT_HTTP", "SitemapEntry", "SitemapResult", "gunzip_capped", "parse_sitemap"]
+__all__ = ["INVALID_URL", "NOT_A_SITEMAP", "NOT_HTTP", "SitemapEntry", "SitemapResult", "gunzip_capped",
+           "parse_sitemap"]
 
 NOT_A_SITEMAP = "not_a_sitemap"
 DECOMPRESSION_ERROR = "decompression_error"
@@ -110,7 +111,7 @@ def _absolute_http(raw: str | None, base: str) -> tuple[str | None, str | None]:
 def _child_text(el: etree._Element, name: str) -> str | None:
     for child in el:
         if local_name(child) == name:
-            return "".join(child.itertext()).strip() or None
+            return "".join(str(t) for t in child.itertext()).strip() or None
     return None
 
 
@@ -170,7 +171,7 @@ def _atom_link(entry: etree._Element) -> str | None:
     """An Atom entry's page: its first link with rel="alternate" or no rel (RFC 4287 4.2.7.2)."""
     for child in entry:
         if local_name(child) == "link" and (child.get("rel") or "alternate") == "alternate":
-            return child.get("href") or "".join(child.itertext()).strip() or None
+            return child.get("href") or "".join(str(t) for t in child.itertext()).strip() or None
     return None
 
 

@@ -63,7 +63,7 @@ def _content_root(root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
         return [role_main[0]]
     articles = root.findall(".//article")
     if len(articles) == 1:
-        return articles
+        return list(articles)
     body = root.find(".//body")
     return [body if body is not None else root]
 
@@ -110,7 +110,8 @@ _MONTHS = (
     r"(?:jan(?:uari|uary)?|feb(?:ruari|ruary)?|m(?:aa)?rt|mar(?:ch)?|apr(?:il)?|mei|may|ju[nl][ie]?|"
     r"june|july|aug(?:ustus|ust)?|sep(?:t(?:ember)?)?|o[kc]t(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
-_WEEKDAY = r"(?:(?:maan|dins|woens|donder|vrij|zater|zon)dag|ma|di|wo|do|vr|za|zo|mon|tue|wed|thu|fri|sat|sun)\w*\.?,?\s+"
+_WEEKDAY = (r"(?:(?:maan|dins|woens|donder|vrij|zater|zon)dag|ma|di|wo|do|vr|za|zo|mon|tue|wed|thu|fri|sat|sun)"
+            r"\w*\.?,?\s+")
 _DATE = (
     rf"(?:{_WEEKDAY})?(?:\d{{1,2}}[-/.]\d{{1,2}}[-/.]\d{{2,4}}|\d{{4}}-\d{{2}}-\d{{2}}|"
     rf"\d{{1,2}}\s+{_MONTHS}(?:\s+\d{{4}})?|{_MONTHS}\s+\d{{1,2}},?\s+\d{{4}})(?!\d)"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 from urllib.parse import urlsplit
 
 from .signals import DEFAULT_MAX_BYTES, meta_values, parse_html

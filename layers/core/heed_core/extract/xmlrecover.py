@@ -123,7 +123,8 @@ def decode_xml(body: bytes, content_type: str | None) -> tuple[str, str | None]:
             if declared_name and declared is None and not http:
                 return text, f"encoding: unknown {declared_name!r} declared, read as {codec}"
             return text, None
-    return body.decode("cp1252", errors="replace"), f"encoding: declared {said or 'none'}, read as cp1252 with replacements"
+    return (body.decode("cp1252", errors="replace"),
+            f"encoding: declared {said or 'none'}, read as cp1252 with replacements")
 
 
 def _html_entity(name: str) -> str | None:
@@ -286,11 +287,9 @@ def _last_end(pieces: list[tuple[bool, str]], names: frozenset[str] | set[str]) 
     for i in range(len(pieces) - 1, -1, -1):
         is_markup, piece = pieces[i]
         if is_markup:
-            found = None
-            for found in pattern.finditer(piece):
-                pass
-            if found is not None:
-                return i, found.end()
+            ends = [m.end() for m in pattern.finditer(piece)]
+            if ends:
+                return i, ends[-1]
     return None
 
 
@@ -423,7 +422,7 @@ def parse_xml_recovering(
     if root is None:
         return XmlDoc(None, EMPTY, tuple(notes))
     dtd = root.getroottree().docinfo.internalDTD
-    if dtd is not None and any(True for _ in dtd.entities()):
+    if dtd is not None and any(True for _ in dtd.entities()):  # type: ignore[union-attr]  # no DTD.entities in lxml-stubs 0.5
         return XmlDoc(None, ENTITY_EXPANSION)
     return XmlDoc(root, None, tuple(notes))
 

@@ -8,13 +8,13 @@ response signature per key covers ``"@authority";req`` and ``content-digest`` (R
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Sequence
+from datetime import UTC, datetime
 from urllib.parse import urlsplit, urlunsplit
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from http_message_signatures import HTTPMessageSigner, HTTPMessageSignaturesException, MappingKeyResolver, algorithms
+from http_message_signatures import HTTPMessageSignaturesException, HTTPMessageSigner, MappingKeyResolver, algorithms
 
 from heed_core.identity.keys import IdentityError, public_jwk, thumbprint
 from heed_core.identity.signing import check_signature_agent
@@ -107,8 +107,8 @@ def signed_directory(
             signer.sign(
                 response,
                 key_id=keyid,
-                created=datetime.fromtimestamp(created, timezone.utc),
-                expires=datetime.fromtimestamp(expires, timezone.utc),
+                created=datetime.fromtimestamp(created, UTC),
+                expires=datetime.fromtimestamp(expires, UTC),
                 label="binding" if n == 0 else f"binding{n + 1}",
                 tag=DIRECTORY_TAG,
                 include_alg=False,  # as in the draft's example: alg follows from the JWK

@@ -10,14 +10,15 @@ from __future__ import annotations
 import base64
 import math
 import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Callable, Mapping, Protocol
+from datetime import UTC, datetime
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import http_sf
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from http_message_signatures import HTTPMessageSigner, HTTPMessageSignaturesException, MappingKeyResolver, algorithms
+from http_message_signatures import HTTPMessageSignaturesException, HTTPMessageSigner, MappingKeyResolver, algorithms
 
 from heed_core.identity.keys import IdentityError, thumbprint
 from heed_core.identity.settings import DEFAULT_LIFETIME_S, MAX_LIFETIME_S, WebBotAuthSettings
@@ -120,8 +121,8 @@ class WebBotAuthSigner:
             self._signer.sign(
                 message,
                 key_id=self.keyid,
-                created=datetime.fromtimestamp(created, timezone.utc),
-                expires=datetime.fromtimestamp(created + self._lifetime, timezone.utc),
+                created=datetime.fromtimestamp(created, UTC),
+                expires=datetime.fromtimestamp(created + self._lifetime, UTC),
                 nonce=self._nonce(),
                 label=self.label,
                 tag=TAG,

@@ -10,9 +10,10 @@ Every refusal has a stable ``reason`` code; the cryptography and the RFC 9421 si
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping, Union, cast
+from datetime import UTC, datetime
+from typing import Any, cast
 
 import http_sf
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -30,7 +31,7 @@ from heed_core.identity.signing import TAG, check_signature_agent
 
 __all__ = ["DirectoryCheck", "Verification", "directory_keys", "verify_directory", "verify_request"]
 
-Headers = Union[Mapping[str, str], Iterable[tuple[str, str]]]
+Headers = Mapping[str, str] | Iterable[tuple[str, str]]
 SKEW_S = 5  # clock skew tolerated either way, as http-message-signatures does by default
 MAX_DIRECTORY_KEYS = 64  # the draft's SSRF advice: bound the key count
 
@@ -145,7 +146,7 @@ def _mismatch(what: str, exc: Exception) -> str:
 
 
 def _iso(t: float) -> str:
-    return datetime.fromtimestamp(int(t), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(int(t), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def verify_request(
