@@ -245,7 +245,9 @@ class Crawler:
             tokens.append(TokenOut(v.host, short_hash(token.tok, "rotate", str(version))))
         outbox = Outbox(version=version + 1, events=tuple(events), tokens=tuple(tokens), urls=tuple(urls),
                         sources=tuple(sources))
-        wait = self._next_wait(v, self.clock.now()) if more else None
+        # The owner is hidden for the gap measured on this machine's clock, the one that stamped
+        # t_end: a duration, which no skew shortens, so without the margin (Plan.credit).
+        wait = self._next_wait(v, self.clock.now(), self.p.politeness.clock_skew_margin_s) if more else None
         owner = token.owner if more and not rotate else None
         lease = self.clock.now() + (wait or 0.0) + self.lease_s
         if self._write(v.host, version, v, owner, lease, outbox if outbox else None, now) is None:
@@ -319,9 +321,9 @@ class Crawler:
         # COMMON-05 across machines: the clock-skew margin goes on every gap this turn writes.
         return politeness.next_allowed_after(t_end, delay_s, self.p.politeness.clock_skew_margin_s)
 
-    def _next_wait(self, v: HostView, now: float) -> float:
+    def _next_wait(self, v: HostView, now: float, credit_s: float = 0.0) -> float:
         soonest = min(i.not_before for i in v.frontier)
-        return max(0.0, max(v.pacing.next_allowed, soonest) - now)
+        return max(0.0, max(v.pacing.next_allowed - credit_s, soonest) - now)
 
     def _write(self, host: str, version: int, view: HostView, owner: str | None, lease: float,
                outbox: Outbox | None, now: float) -> int | None:

@@ -36,15 +36,17 @@ class Stopped:
 Decision = Go | Wait | Stopped
 
 
-def decide(state: HostState, now: float) -> Decision:
+def decide(state: HostState, now: float, credit_s: float = 0.0) -> Decision:
     """Never two requests in flight to one host; the next starts no earlier than
-    ``next_allowed`` (which the previous request set to its end plus the delay)."""
+    ``next_allowed`` (which the previous request set to its end plus the delay, plus the
+    clock-skew margin). ``credit_s``: how much of that margin the caller may leave out, because
+    the gap was already kept by a wait measured on the clock that wrote it (``Plan.credit``)."""
     if state.stopped_until > now:
         return Stopped(state.stopped_until, state.stop_reason or "host_stopped")
     if state.in_flight_until > now:
         return Wait(state.in_flight_until, "in_flight")
-    if state.next_allowed > now:
-        return Wait(state.next_allowed, "gap")
+    if state.next_allowed - credit_s > now:
+        return Wait(state.next_allowed - credit_s, "gap")
     return Go()
 
 

@@ -88,6 +88,10 @@ class Plan:
     why: str = ""
     dirty: bool = False  # decisions to write even without a request
     foreign_owner: bool = False  # another token holds the host
+    # The clock-skew margin this token need not wait again: it is the host's owner, back from
+    # the hide its own turn set after the last request, for the gap measured on the clock that
+    # stamped that request's end (a duration SQS keeps, untouched by skew between machines).
+    credit: float = 0.0
 
 
 def tdmrep_url(host: str) -> str:
@@ -105,8 +109,8 @@ def _policy(profile: Profile) -> RobotsFetchPolicy:
     return _policies[key]
 
 
-def _gate_wait(view: HostView, now: float) -> float | None:
-    decision = politeness.decide(view.pacing, now)
+def _gate_wait(view: HostView, now: float, credit_s: float) -> float | None:
+    decision = politeness.decide(view.pacing, now, credit_s)
     if isinstance(decision, politeness.Wait):
         return decision.until - now
     return None
@@ -124,6 +128,11 @@ def plan_turn(profile: Profile, snapshot: HostView, token: TokenIn, now: float) 
     ``MAX_STEPS`` items are settled in one turn; then the plan waits 0 s (``why="yield"``)."""
     v = snapshot.copy()
     plan = Plan(view=v)
+    if v.owner and v.owner == token.owner:
+        # COMMON-05 across machines: the owner token comes back only after the hide its own turn
+        # set; that hide already kept the gap (in true time), so the margin (there for a token
+        # read by another clock: a fresh round's, a follow-up) is not waited a second time.
+        plan.credit = profile.politeness.clock_skew_margin_s
     for what, why in token.bad:
         plan.skips.append(SkipRec(what, "bad_work_item", why))
     for raw, why in v.bad_items:
@@ -173,7 +182,7 @@ def _robots_request(profile: Profile, v: HostView, item: WorkItem, now: float, p
         return False
     url, hops = request_url(v, now)
     gate = authority(url)
-    if gate == v.host and _gate_wait(v, now) is not None:
+    if gate == v.host and _gate_wait(v, now, plan.credit) is not None:
         return False
     plan.wait, plan.why = None, ""
     plan.request = FetchRequest(url=url, purpose="robots", max_bytes=int(profile.get("robots.max_bytes")))
@@ -198,7 +207,7 @@ def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan)
         # COMMON-02: robots.txt before anything else on the host.
         url, hops = request_url(v, now)
         gate = authority(url)
-        wait = _gate_wait(v, now) if gate == v.host else None
+        wait = _gate_wait(v, now, plan.credit) if gate == v.host else None
         if wait is not None:
             plan.wait, plan.why = wait, "gap"
             return True
@@ -243,14 +252,14 @@ def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan)
                                                                   "note": "robots.txt disallows tdmrep.json"}}
             plan.dirty = True
         else:
-            wait = _gate_wait(v, now)
+            wait = _gate_wait(v, now, plan.credit)
             if wait is not None:
                 plan.wait, plan.why = wait, "gap"
                 return True
             plan.request = FetchRequest(url=url, purpose="tdmrep", max_bytes=profile.max_bytes("tdmrep"))
             plan.role, plan.item, plan.delay, plan.gate_host = "tdmrep", item, delay, v.host
             return True
-    wait = _gate_wait(v, now)
+    wait = _gate_wait(v, now, plan.credit)
     if wait is not None:
         plan.wait, plan.why = wait, "gap"
         return True
