@@ -234,5 +234,9 @@ def test_praha_09_remove_on_the_stack_stops_the_work_already_queued(tmp_path: Pa
     assert holder["code"] == 0
     assert [r.path for r in server.log()] == ["/robots.txt", "/sitemap.xml", "/subsidies/a/"]
     skips = [json.loads(x) for x in (tmp_path / "out" / "skips.jsonl").read_text().splitlines()]
-    assert [(s["url"], s["reason"], s["detail"]) for s in skips if s["reason"] == "source_closed"] == \
-           [(server.base_url + "/subsidies/b/", "source_closed", "removed by the operator")]
+    closed = {(s["url"], s["reason"], s["detail"]) for s in skips if s["reason"] == "source_closed"}
+    # (page a's own result is dropped too when the removal lands before its commit: the turn
+    # finds the host changed, and on its next try the source is closed)
+    b_closed = (server.base_url + "/subsidies/b/", "source_closed", "removed by the operator")
+    a_closed = (server.base_url + "/subsidies/a/", "source_closed", "removed by the operator")
+    assert b_closed in closed and closed <= {a_closed, b_closed}, closed

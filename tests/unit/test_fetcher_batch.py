@@ -179,3 +179,31 @@ def test_outboxes_of_a_batch_leave_together_and_an_undrained_host_comes_back_soo
     assert resp == {"batchItemFailures": []}
     assert sorted(r["url"] for _, r in results.events) == ["http://a:80/1", "http://b:80/1"]
     assert store.read_host("http://b:80").drained == DrainMark(2)
+
+
+def test_a_token_with_an_outbox_is_hidden_only_after_it_drained_one_without_before() -> None:
+    # GIVEN two hosts deferred for 0 s (a wait already over): a's turn committed an event, b's nothing
+    order: list[str] = []
+
+    class OrderedQueue(FakeQueue):
+        def hide(self, handles: list[tuple[str, float]]) -> None:
+            order.extend(f"hide {h}" for h, _ in handles)
+            super().hide(handles)
+
+    class OrderedResults(ListResults):
+        def emit_many(self, events: Any) -> list[str]:
+            order.append("events")
+            return super().emit_many(events)
+
+    outbox = Outbox(version=2, events=(("item.found", "ra", {"url": "http://a:80/1"}),))
+    crawler = FakeCrawler({"http://a:80": TurnResult("defer", delay_s=0.0, pending=Pending("http://a:80", outbox,
+                                                                                          DrainMark(1))),
+                           "http://b:80": TurnResult("defer", delay_s=0.0)})
+    results = OrderedResults()
+    # WHEN the batch is done
+    resp = _batch([_rec("1", "http://a:80"), _rec("2", "http://b:80")], crawler, OrderedQueue(), results=results)
+    # THEN b's token is hidden at once; a's only once its event has left: hidden early, it could come
+    # back to another invocation while its outbox is leaving and be drained (its events sent) twice
+    assert order == ["hide rh-2", "events", "hide rh-1"]
+    assert resp == {"batchItemFailures": [{"itemIdentifier": "1"}, {"itemIdentifier": "2"}]}
+    assert [r["url"] for _, r in results.events] == ["http://a:80/1"]

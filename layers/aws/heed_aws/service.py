@@ -107,14 +107,17 @@ def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQ
         done = [_group_turns(g, crawler, journal) for g in groups.values()]
     outcomes = {o.msg_id: o for group in done for o in group}
     ordered = [outcomes[r["messageId"]] for r in records]
-    # A wait counts from the end of its turn: each token is hidden for what is left of it as
-    # soon as the turns are done, before the drain (SQS rounds up to whole seconds, so every
-    # moment between a turn and its hide lengthens the host's gap).
-    now = crawler.clock.now()
-    hides = [(o.receipt, o.hide.left(now) if isinstance(o.hide, TurnResult) else o.hide)
-             for o in ordered if o.hide is not None]
-    if hides:
-        queue.hide(hides)
+    # A wait counts from the end of its turn: a token is hidden for what is left of it (SQS rounds
+    # up to whole seconds, so every moment between a turn and its hide lengthens the host's gap).
+    # A token whose turn left nothing to drain is hidden at once, before the drain; one with an
+    # outbox only after it: hidden early, it could come back (a short wait) to another invocation
+    # while its outbox is still leaving, and be drained twice (events sent twice).
+    def hide_of(o: _Outcome, at: float) -> tuple[str, float]:
+        return o.receipt, o.hide.left(at) if isinstance(o.hide, TurnResult) else float(o.hide or 0.0)
+
+    early = [hide_of(o, crawler.clock.now()) for o in ordered if o.hide is not None and o.pending is None]
+    if early:
+        queue.hide(early)
     pendings = [o for o in ordered if o.pending is not None]
     if pendings:
         try:
@@ -123,14 +126,17 @@ def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQ
         except Exception as exc:  # noqa: BLE001 - the next turn of each host drains its outbox first
             logger.exception("drain failed", extra={"heed": "drain"})
             undrained = {o.pending.host: str(exc) for o in pendings if o.pending}
-        redrain = []
+        late: list[tuple[str, float]] = []
+        now = crawler.clock.now()
         for o in pendings:
-            if o.pending is not None and o.pending.host in undrained and not o.failed:
+            if o.hide is not None:
+                late.append(hide_of(o, now))  # deferred anyway: its next turn drains what is left first
+            elif o.pending is not None and o.pending.host in undrained and not o.failed:
                 # Not acknowledged: the token comes back soon, and its turn drains the outbox first.
                 o.failed = True
-                redrain.append((o.receipt, _REDRAIN_S))
-        if redrain:
-            queue.hide(redrain)
+                late.append((o.receipt, _REDRAIN_S))
+        if late:
+            queue.hide(late)
         if undrained:
             logger.warning("outbox not drained", extra={"heed": "drain", "hosts": sorted(undrained)})
     # Every record may have failed (all deferred): that is a normal answer, not an error.
