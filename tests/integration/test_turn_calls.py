@@ -1,0 +1,100 @@
+"""What a host turn costs in DynamoDB calls, on the real store (DynamoStore on moto, the table built
+from template.yaml), counted with botocore's hooks: a turn that only learns "not yet" makes one
+call (the snapshot's BatchGetItem); a turn that fetches reads once and commits once."""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from heed_core.crawl import Crawler
+from heed_core.ports import FakeClock
+from heed_core.profile import load_profile
+from heed_core.turn import TokenIn
+from heed_core.work import Source, WorkItem
+
+from heed_aws.store import DynamoStore
+
+from heed.local.resources import create_stack_resources
+
+from tests.support.memstore import FakeTokens, FakeTransport, ListJournal, ListResults, Reply
+
+ROOT = Path(__file__).resolve().parents[2]
+REGION = "eu-west-1"
+T0 = 1_796_112_000.0  # 2026-12-02T08:00:00Z
+SITE = "https://news.example"
+HOST = "https://news.example:443"
+
+
+@pytest.fixture
+def dynamo(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, str, Counter[str]]]:
+    for var in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    with mock_aws():
+        session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing",
+                                        region_name=REGION)
+        stack = create_stack_resources(template_path=ROOT / "template.yaml", bot="aubebot", prefix="calls",
+                                       session=session, region=REGION)
+        client = session.client("dynamodb")
+        calls: Counter[str] = Counter()
+        client.meta.events.register("before-call.dynamodb.*",
+                                    lambda model, **_: calls.update([model.name]))
+        yield client, stack.table_name, calls
+
+
+def _crawler(client: Any, table: str, clock: FakeClock) -> tuple[Crawler, DynamoStore]:
+    transport = FakeTransport(clock)
+    transport.script(SITE + "/robots.txt", Reply(200, {"Content-Type": "text/plain"}, b"User-agent: *\nAllow: /\n"))
+    transport.script(SITE + "/a", Reply(200, {"Content-Type": "text/html"}, b"<html><title>A</title></html>"))
+    store = DynamoStore(table, client)
+    return Crawler(load_profile("aubebot"), store, transport, ListJournal(), ListResults(), clock,
+                   tokens=FakeTokens()), store
+
+
+def test_common_05_a_turn_that_only_waits_makes_one_dynamodb_call(dynamo: tuple[Any, str, Counter[str]]) -> None:
+    client, table, calls = dynamo
+    clock = FakeClock(T0)
+    crawler, store = _crawler(client, table, clock)
+    src = Source(id="a", url=SITE + "/a", kind="feed")
+    store.put_source(src)
+    item = WorkItem(url=SITE + "/a", purpose="article", task="feed", source_id="a", source_url=SITE + "/a",
+                    round_id="r1", round_start=T0)
+    token = TokenIn(HOST, "tok-1", (item,), message_id="m-1")
+    # GIVEN the host's robots.txt read by this token's first turn (a claim, the request, a commit)
+    first = crawler.host_turn(token)
+    assert first.action == "defer" and first.requests == 1
+    # WHEN the same token comes back before the gap has passed
+    calls.clear()
+    clock.advance(0.2)
+    again = crawler.host_turn(token)
+    # THEN it defers for what is left of the gap, at the cost of the snapshot alone
+    assert again.action == "defer" and again.requests == 0 and again.delay_s > 0
+    assert calls == Counter({"BatchGetItem": 1})
+    # and another token of the host, while this one holds it, pays the same
+    calls.clear()
+    other = crawler.host_turn(TokenIn(HOST, "tok-2", (), message_id="m-2"))
+    assert other.action == "defer" and other.why == "lease_taken"
+    assert calls == Counter({"BatchGetItem": 1})
+
+
+def test_a_turn_that_fetches_reads_once_and_commits_once(dynamo: tuple[Any, str, Counter[str]]) -> None:
+    client, table, calls = dynamo
+    clock = FakeClock(T0)
+    crawler, store = _crawler(client, table, clock)
+    store.put_source(Source(id="a", url=SITE + "/a", kind="feed"))
+    item = WorkItem(url=SITE + "/a", purpose="article", task="feed", source_id="a", source_url=SITE + "/a",
+                    round_id="r1", round_start=T0)
+    token = TokenIn(HOST, "tok-1", (item,), message_id="m-1")
+    assert crawler.host_turn(token).requests == 1  # robots.txt, claiming the host
+    clock.advance(10.0)
+    calls.clear()
+    # WHEN the owner token comes back after the gap and fetches the page
+    turn = crawler.host_turn(token)
+    # THEN one read and one conditional write (no claim: the token holds the host already)
+    assert turn.requests == 1
+    assert calls == Counter({"BatchGetItem": 1, "PutItem": 1}), calls
