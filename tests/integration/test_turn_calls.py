@@ -5,12 +5,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from heed_core.crawl import Crawler
 from heed_core.ports import FakeClock
@@ -20,30 +17,20 @@ from heed_core.work import Source, WorkItem
 
 from heed_aws.store import DynamoStore
 
-from heed.local.resources import create_stack_resources
-
 from tests.support.memstore import FakeTokens, FakeTransport, ListJournal, ListResults, Reply
+from tests.support.stack import moto_stack
 
-ROOT = Path(__file__).resolve().parents[2]
-REGION = "eu-west-1"
 T0 = 1_796_112_000.0  # 2026-12-02T08:00:00Z
 SITE = "https://news.example"
 HOST = "https://news.example:443"
 
 
 @pytest.fixture
-def dynamo(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, str, Counter[str]]]:
-    for var in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
-        monkeypatch.delenv(var, raising=False)
-    with mock_aws():
-        session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing",
-                                        region_name=REGION)
-        stack = create_stack_resources(template_path=ROOT / "template.yaml", bot="aubebot", prefix="calls",
-                                       session=session, region=REGION)
+def dynamo() -> Iterator[tuple[Any, str, Counter[str]]]:
+    with moto_stack("calls") as (session, stack):
         client = session.client("dynamodb")
         calls: Counter[str] = Counter()
-        client.meta.events.register("before-call.dynamodb.*",
-                                    lambda model, **_: calls.update([model.name]))
+        client.meta.events.register("before-call.dynamodb.*", lambda model, **_: calls.update([model.name]))
         yield client, stack.table_name, calls
 
 

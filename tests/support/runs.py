@@ -226,21 +226,7 @@ class SteppedRun:
     def advance_to(self, t: float) -> None:
         """Move the simulated clock to ``t``, stopping at each deferred token that comes due
         before it (as the real queue would hand it back) and draining the queue there."""
-        while True:
-            now_wall = time.time()
-            # moto keeps visibility in wall-clock seconds; a visible message left in the queue
-            # waits behind its FIFO group's hidden head, which is the one that counts.
-            hidden = [v for v, _ in self.run.hidden_tokens() if v > now_wall]
-            due = [self.now + (v - now_wall) for v in hidden]
-            soonest = min(due) if due else None
-            if soonest is None or soonest > t:
-                jumped = self.run.clock.jump_to(t)
-                if jumped:
-                    self.run.release_hidden(jumped)
-                return
-            jumped = self.run.clock.jump_to(soonest)
-            self.run.release_hidden(jumped + 0.001)
-            self.run.drain()
+        self.run.advance_to(t)
 
     def invoke_concurrently(self, copies: int, stagger_s: float = 0.0) -> None:
         """Take the next work token and hand it, plus ``copies - 1`` duplicates, to fetcher

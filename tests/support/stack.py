@@ -2,13 +2,38 @@
 LocalRun: CloudFormation's answer for the stack's outputs and BotName, the run's own clients."""
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import boto3
 from botocore.exceptions import ClientError
+from moto import mock_aws
 
 from heed.awsstack import Aws
+from heed.local.resources import StackResources, create_stack_resources
+
+ROOT = Path(__file__).resolve().parents[2]
+REGION = "eu-west-1"
 
 STACK = "heed-test"
+
+
+@contextmanager
+def moto_stack(prefix: str, bot: str = "aubebot") -> Iterator[tuple[boto3.session.Session, StackResources]]:
+    """The stack's resources built from template.yaml on an embedded moto, with test credentials
+    (none of the caller's AWS profile is used): the session and what was created."""
+    saved = {v: os.environ.pop(v) for v in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE") if v in os.environ}
+    try:
+        with mock_aws():
+            session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing",
+                                            region_name=REGION)
+            yield session, create_stack_resources(template_path=ROOT / "template.yaml", bot=bot, prefix=prefix,
+                                                  session=session, region=REGION)
+    finally:
+        os.environ.update(saved)
 
 
 class FakeCloudFormation:

@@ -2,12 +2,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from heed_core.hoststate import DrainMark, HostView, Outbox, TokenOut
 from heed_core.store import HostStore
@@ -16,12 +13,9 @@ from heed_core.work import Source, UrlRecord, WorkItem
 
 from heed_aws.store import DynamoStore
 
-from heed.local.resources import create_stack_resources
-
 from tests.support.memstore import MemoryStore
+from tests.support.stack import moto_stack
 
-ROOT = Path(__file__).resolve().parents[2]
-REGION = "eu-west-1"
 T0 = 1_709_625_600.0  # 2024-03-05T08:00:00Z
 A = "http://a.example:80"
 B = "http://b.example:80"
@@ -30,15 +24,8 @@ B = "http://b.example:80"
 @pytest.fixture(scope="module")
 def dynamo_table() -> Iterator[tuple[Any, str]]:
     """One moto table built from template.yaml for the module; each test starts from it empty."""
-    with pytest.MonkeyPatch.context() as mp:
-        for var in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
-            mp.delenv(var, raising=False)
-        with mock_aws():
-            session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing",
-                                            region_name=REGION)
-            stack = create_stack_resources(template_path=ROOT / "template.yaml", bot="aubebot", prefix="t",
-                                           session=session, region=REGION)
-            yield session.client("dynamodb"), stack.table_name
+    with moto_stack("t") as (session, stack):
+        yield session.client("dynamodb"), stack.table_name
 
 
 def _wipe(client: Any, table: str) -> None:

@@ -7,7 +7,6 @@ and a gap measured across a jump means nothing (hours of simulated time in no re
 from __future__ import annotations
 
 import json
-import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -81,7 +80,6 @@ class Stack:
     start: float
     resolver: Callable[[str, int], list[str]] | None = None
     patience_s: float = 3.0
-    marks: list[float] = field(default_factory=list)  # wall times of the clock's jumps
     run: LocalRun = field(init=False)
 
     def __post_init__(self) -> None:
@@ -109,22 +107,12 @@ class Stack:
 
     def advance_to(self, t: float) -> None:
         """Move the clock to ``t``, stopping at each deferred token that comes due before it."""
-        while True:
-            wall = time.time()
-            # moto keeps visibility in wall-clock seconds; the local runtime knows each hidden token's.
-            due = [self.now + (v - wall) for v, _ in self.run.hidden_tokens() if v > wall]
-            soonest = min(due) if due else None
-            if soonest is None or soonest > t:
-                jumped = self.run.clock.jump_to(t)
-                if jumped:
-                    self.marks.append(time.time())
-                    self.run.release_hidden(jumped)
-                return
-            jumped = self.run.clock.jump_to(soonest)
-            if jumped:
-                self.marks.append(time.time())
-            self.run.release_hidden(jumped + 0.001)
-            self.run.drain()
+        self.run.advance_to(t)
+
+    @property
+    def marks(self) -> list[float]:
+        """Wall times of the clock's jumps (a gap that spans one is simulated, not waited)."""
+        return self.run.jumps
 
     def finish(self) -> Output:
         """Write the run's files, read back everything it kept, and stop the embedded AWS."""

@@ -259,6 +259,7 @@ class LocalRun:
         self.clock = SimClock(start)
         self.rounds = 0
         self.invocations = 0
+        self.jumps: list[float] = []  # wall times at which the simulated clock jumped ahead
         self.billed_s = 0.0  # wall time spent inside the fetcher handler (Lambda's billed duration)
         self.max_receive_count = 0  # the highest ApproximateReceiveCount a token reached
         self._local = threading.local()
@@ -543,18 +544,20 @@ class LocalRun:
         are still hidden at ``t``."""
         while True:
             hidden = self.hidden_tokens()
-            if not hidden:
-                jumped = self.clock.jump_to(t)
-                return 0
-            soonest = self.clock.now() + (hidden[0][0] - time.time())
-            if soonest > t:
-                jumped = self.clock.jump_to(t)
+            soonest = self.clock.now() + (hidden[0][0] - time.time()) if hidden else None
+            if soonest is None or soonest > t:
+                jumped = self._jump(t)
                 if jumped:
                     self.release_hidden(jumped)
                 return len(self.hidden_tokens())
-            jumped = self.clock.jump_to(soonest)
-            self.release_hidden(jumped)
+            self.release_hidden(self._jump(soonest))
             self.drain()
+
+    def _jump(self, t: float) -> float:
+        jumped = self.clock.jump_to(t)
+        if jumped:
+            self.jumps.append(time.time())
+        return jumped
 
     def _died(self, msgs: list[dict[str, Any]]) -> None:
         # SQS hands the tokens of a dead invocation out again after the visibility timeout.
