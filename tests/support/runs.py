@@ -26,6 +26,7 @@ import yaml
 from heed_core.profile import Profile, load_profile_data
 from heed_core.work import Source
 
+from heed.conformance.stack import Stack
 from heed.demo.web import RecordingServer, RequestRecord
 from heed.local.runtime import REGION, LocalRun
 
@@ -183,23 +184,12 @@ def run_bot(profile: Profile, sources: Sequence[Source], out_dir: Path, *, start
 # --- rounds by hand -------------------------------------------------------------------------------
 
 @dataclass
-class SteppedRun:
-    """The stack driven by hand: ``round(t, tasks)`` fires the scheduler at ``t`` and drains;
-    ``advance_to(t)`` moves the clock, letting deferred work (retries, gaps) come due on the
-    way. ``finish()`` writes the output files and returns them."""
+class SteppedRun(Stack):
+    """The stack driven by hand (the conformance command's ``Stack``): ``round(t, tasks)`` fires
+    the scheduler at ``t`` and drains; ``advance_to(t)`` moves the clock, letting deferred work
+    (retries, gaps) come due on the way. ``finish()`` writes the output files and returns them."""
 
-    profile: Profile
-    sources: Sequence[Source]
-    out_dir: Path
-    start: float
-    patience_s: float = 3.0
-    run: LocalRun = field(init=False)
     _closed: bool = field(default=False, init=False)
-
-    def __post_init__(self) -> None:
-        self.run = LocalRun(self.profile, list(self.sources), start=self.start, until=self.start,
-                            out_dir=self.out_dir, allow_private=True, patience_s=self.patience_s)
-        self.run.setup()
 
     def __enter__(self) -> SteppedRun:
         return self
@@ -207,26 +197,6 @@ class SteppedRun:
     def __exit__(self, *exc: object) -> None:
         if not self._closed:
             self.finish()
-
-    @property
-    def now(self) -> float:
-        return self.run.clock.now()
-
-    @property
-    def store(self) -> Any:
-        from heed_aws import runtime
-
-        return runtime.store()
-
-    def round(self, t: float, tasks: Sequence[str] | None = None) -> None:
-        self.advance_to(t)
-        self.run.fire(t, list(tasks) if tasks else sorted({s.task for s in self.profile.schedules}))
-        self.run.drain()
-
-    def advance_to(self, t: float) -> None:
-        """Move the simulated clock to ``t``, stopping at each deferred token that comes due
-        before it (as the real queue would hand it back) and draining the queue there."""
-        self.run.advance_to(t)
 
     def invoke_concurrently(self, copies: int, stagger_s: float = 0.0) -> None:
         """Take the next work token and hand it, plus ``copies - 1`` duplicates, to fetcher
@@ -265,12 +235,12 @@ class SteppedRun:
                 parts.append(obj["Key"] + "\n" + body.decode("utf-8", "replace"))
         return "\n".join(parts)
 
-    def finish(self, *, capture: bool = False) -> RunOutput:
+    def finish(self, *, capture: bool = False) -> RunOutput:  # type: ignore[override]
         stored = self.stored_text() if capture else ""
         self._closed = True
         self.run.out.close({"bot": self.profile.name, "rounds": self.run.rounds,
                             "invocations": self.run.invocations})
-        self.run.close()
+        self.close()
         return RunOutput.read(self.out_dir, stored)
 
 
