@@ -24,6 +24,8 @@ from heed import audit
 from heed.awsstack import Aws
 from heed.local.runtime import Output
 
+from tests.support.stack import without_aws
+
 STACK = "heed-aubebot"
 LOG_GROUP = "/heed/heed-aubebot/fetcher"
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC).timestamp()
@@ -273,13 +275,7 @@ def test_access_denied_is_one_line(stubs: tuple[Aws, Stubber, Stubber], capsys: 
 @pytest.fixture
 def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No region, no credentials, no config: what a fresh machine has."""
-    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ACCESS_KEY_ID",
-                 "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-                 "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_WEB_IDENTITY_TOKEN_FILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    without_aws(monkeypatch, tmp_path)
 
 
 @pytest.mark.parametrize(("argv", "line"), [

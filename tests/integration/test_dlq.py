@@ -22,6 +22,8 @@ from heed import dlq
 from heed.awsstack import Aws
 from heed.local.resources import StackResources, create_stack_resources
 
+from tests.support.stack import without_aws
+
 ROOT = Path(__file__).resolve().parents[2]
 REGION = "eu-west-1"
 STACK = "heed-aubebot"
@@ -305,13 +307,7 @@ def test_limit_without_by_hand_is_refused(capsys: pytest.CaptureFixture[str]) ->
 
 @pytest.fixture
 def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ACCESS_KEY_ID",
-                 "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-                 "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_WEB_IDENTITY_TOKEN_FILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    without_aws(monkeypatch, tmp_path)
 
 
 @pytest.mark.parametrize(("argv", "line"), [

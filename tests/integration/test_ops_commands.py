@@ -13,12 +13,12 @@ import pytest
 from heed_core.profile import load_profile_data
 from heed_core.work import Source
 
-from heed.cli import build_parser, main
+from heed.cli import build_parser
 from heed.demo.web import Hit, RecordingServer, Route, Site
 from heed.local.runtime import LocalRun
 from heed.state_dir import _enc
 
-from tests.support.stack import STACK, stack_aws
+from tests.support.stack import STACK, run_command, stack_aws
 
 PROFILE = {"extends": "subsidieupdate", "politeness": {"min_delay_s": 0.1}}
 
@@ -41,14 +41,7 @@ def _gemeente(ip: str, on_page_a: Any = None) -> RecordingServer:
 
 
 def ops(capsys: pytest.CaptureFixture[str], *argv: str, aws: Any = None) -> tuple[int, str, str]:
-    """One command in-process: on a stack through the run's clients, on a state directory as a user runs it."""
-    if aws is None:
-        code = main(list(argv))
-    else:
-        args = build_parser().parse_args(list(argv))
-        code = args.func(args, aws=aws)
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_command(capsys, *argv, aws=aws)
 
 
 def _skips(out: Path) -> list[dict[str, Any]]:

@@ -13,11 +13,11 @@ import pytest
 from heed_core.profile import load_profile_data
 from heed_core.work import Source
 
-from heed.cli import build_parser, main
+from heed.cli import build_parser
 from heed.demo.web import RecordingServer, Route, Site, fail
 from heed.local.runtime import LocalRun
 
-from tests.support.stack import STACK, stack_aws
+from tests.support.stack import STACK, run_command, stack_aws
 
 PRAHA = {"extends": "praha-x", "politeness": {"min_delay_s": 0.1}, "tasks": {"feed": {"min_read_interval_s": 0}}}
 
@@ -44,13 +44,7 @@ def _feed_back(server: RecordingServer) -> None:
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str, aws: Any = None) -> tuple[int, str, str]:
-    if aws is None:
-        code = main(list(argv))
-    else:
-        args = build_parser().parse_args(list(argv))
-        code = args.func(args, aws=aws)
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_command(capsys, *argv, aws=aws)
 
 
 def _feed_requests(server: RecordingServer) -> list[int]:

@@ -13,12 +13,41 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from heed.awsstack import Aws
+from heed.cli import build_parser, main
 from heed.local.resources import StackResources, create_stack_resources
 
 ROOT = Path(__file__).resolve().parents[2]
 REGION = "eu-west-1"
 
 STACK = "heed-test"
+
+# Every way botocore finds a region or credentials without being told.
+_AWS_ENVIRONMENT = ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ACCESS_KEY_ID",
+                    "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                    "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN")
+
+
+def without_aws(monkeypatch: Any, tmp_path: Path) -> Any:
+    """No region, no credentials, no config files, no instance metadata: a laptop without AWS set
+    up (for the ``no_aws`` fixtures). Returns ``monkeypatch``, to set some of it back."""
+    for name in _AWS_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    return monkeypatch
+
+
+def run_command(capsys: Any, *argv: str, aws: Any = None) -> tuple[int, str, str]:
+    """One ``heed`` command in-process: on a stack through the given clients (``aws``), else as a
+    user runs it. The exit code, stdout and stderr."""
+    if aws is None:
+        code = main(list(argv))
+    else:
+        args = build_parser().parse_args(list(argv))
+        code = args.func(args, aws=aws)
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 @contextmanager
