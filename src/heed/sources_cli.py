@@ -241,17 +241,25 @@ def _show(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
     return 0
 
 
-def _remove(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
-    from heed_aws.operator import remove_source
-
+def _on_source(args: argparse.Namespace, aws: Aws, now: Callable[[], float],
+               change: Callable[..., dict[str, Any] | None]) -> tuple[Any, dict[str, Any]]:
+    """``change(store, source_id, now, wait)`` on the source ``args.source`` names, in the target
+    opened for writing; the source and what the change reports (printed as JSON with --json)."""
     with open_target(args, aws, write=True) as target:
         src = _find(target, args.source)
-        done = remove_source(target.store, src.id, now(), TURN_WAIT)
+        done = change(target.store, src.id, now(), TURN_WAIT)
         target.changed()
     assert done is not None
     if args.json:
         print(json.dumps(done))
-    else:
+    return src, done
+
+
+def _remove(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
+    from heed_aws.operator import remove_source
+
+    src, done = _on_source(args, aws, now, remove_source)
+    if not args.json:
         print(f"removed {src.id} ({src.url}) with its read-state; closed on {len(done['hosts_closed'])} host(s) "
               "so work already queued for it stops")
     return 0
@@ -260,13 +268,8 @@ def _remove(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int
 def _reopen(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
     from heed_aws.operator import reopen_source
 
-    with open_target(args, aws, write=True) as target:
-        src = _find(target, args.source)
-        done = reopen_source(target.store, src.id, now(), TURN_WAIT)
-        target.changed()
-    assert done is not None
+    src, done = _on_source(args, aws, now, reopen_source)
     if args.json:
-        print(json.dumps(done))
         return 0
     if not done["was_closed"] and not done["hosts_cleared"]:
         print(f"{src.id} was not closed: nothing to reopen")
