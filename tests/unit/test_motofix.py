@@ -143,3 +143,106 @@ def test_release_requests_lets_plain_requests_through():
             assert len(responses_mock.calls) == calls_before
     finally:
         server.shutdown()
+
+
+def test_moto_still_has_what_the_per_call_fixes_replace():
+    from moto.core import responses
+    from moto.dynamodb.responses import DynamoHandler
+    from moto.moto_api._internal.moto_random import MotoRandom
+    from moto.sqs import models
+
+    assert callable(responses.method_names_from_class)
+    assert callable(DynamoHandler.serialized) and callable(MotoRandom.get_random_string)
+    assert callable(models.generate_receipt_handle)
+    assert isinstance(models.Queue.__dict__["messages"], property)
+    message = models.Message("id", "body")
+    for attr in ("visible_at", "delayed_until", "sent_timestamp", "group_id"):
+        assert hasattr(message, attr), attr
+
+
+def _dynamodb_session(client):
+    """Every item operation the fast path answers, on items holding every attribute type."""
+    client.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
+                        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+                        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                              {"AttributeName": "sk", "AttributeType": "S"}])
+    item = {"pk": {"S": "h#1"}, "sk": {"S": "HOST"}, "blob": {"B": b"\x00\xffzlib"}, "n": {"N": "1.50"},
+            "ok": {"BOOL": True}, "none": {"NULL": True}, "l": {"L": [{"S": "a"}, {"N": "2"}]},
+            "m": {"M": {"x": {"S": "y"}, "b": {"B": b"\x01"}}}, "ss": {"SS": ["a", "b"]},
+            "ns": {"NS": ["1", "2"]}, "bs": {"BS": [b"\x02", b"\x03"]}, "v": {"N": "1"}}
+    key = {"pk": item["pk"], "sk": item["sk"]}
+    calls = [
+        ("put_item", {"TableName": "t", "Item": item, "ReturnConsumedCapacity": "TOTAL"}),
+        ("put_item", {"TableName": "t", "Item": {**item, "v": {"N": "2"}}, "ReturnValues": "ALL_OLD",
+                      "ConditionExpression": "v = :v", "ExpressionAttributeValues": {":v": {"N": "1"}}}),
+        ("get_item", {"TableName": "t", "Key": key, "ConsistentRead": True}),
+        ("get_item", {"TableName": "t", "Key": {"pk": {"S": "none"}, "sk": {"S": "HOST"}}}),
+        ("batch_get_item", {"RequestItems": {"t": {"Keys": [key, {"pk": {"S": "x"}, "sk": {"S": "y"}}],
+                                                   "ConsistentRead": True}}}),
+        ("update_item", {"TableName": "t", "Key": key, "UpdateExpression": "SET #c = if_not_exists(#c, :z) + :one",
+                         "ExpressionAttributeNames": {"#c": "c"},
+                         "ExpressionAttributeValues": {":z": {"N": "0"}, ":one": {"N": "1"}},
+                         "ReturnValues": "ALL_NEW"}),
+        ("batch_write_item", {"RequestItems": {"t": [{"PutRequest": {"Item": {**item, "sk": {"S": f"U#{i}"}}}}
+                                                     for i in range(3)]}}),
+        ("query", {"TableName": "t", "KeyConditionExpression": "pk = :p AND begins_with(sk, :u)",
+                   "ExpressionAttributeValues": {":p": {"S": "h#1"}, ":u": {"S": "U#"}}, "Limit": 2}),
+        ("scan", {"TableName": "t", "Limit": 2}),
+        ("transact_write_items", {"TransactItems": [{"Put": {"TableName": "t", "Item": {**item, "sk": {"S": "T"}}}}]}),
+        ("transact_get_items", {"TransactItems": [{"Get": {"TableName": "t", "Key": key}}]}),
+        ("delete_item", {"TableName": "t", "Key": key, "ReturnValues": "ALL_OLD"}),
+    ]
+    out = []
+    for name, kwargs in calls:
+        resp = getattr(client, name)(**kwargs)
+        resp.pop("ResponseMetadata", None)
+        out.append((name, resp))
+    try:
+        client.put_item(TableName="t", Item=item, ConditionExpression="attribute_not_exists(pk)")
+    except client.exceptions.ConditionalCheckFailedException as exc:
+        out.append(("failed", exc.response["Error"]))
+    return out
+
+
+def test_the_fast_dynamodb_answers_parse_as_motos_own(monkeypatch):
+    sessions = []
+    answered: list[object] = []
+    real = motofix._without_none
+
+    def spy(value):
+        answered.append(value)
+        return real(value)
+
+    monkeypatch.setattr(motofix, "_without_none", spy)  # the fast path's first step
+    for fast in (True, False):
+        monkeypatch.setattr(motofix, "fast_dynamodb_answers", fast)
+        with mock_aws():
+            motofix.apply()
+            sessions.append(_dynamodb_session(boto3.client("dynamodb", region_name=REGION)))
+    assert len(answered) >= 12  # every item operation took the fast path, in the first session only
+    fast, slow = sessions
+    assert [name for name, _ in fast] == [name for name, _ in slow]
+    for (name, a), (_, b) in zip(fast, slow, strict=True):
+        assert a == b, name
+
+
+def test_a_fifo_queue_hands_out_the_longest_waiting_group_first(sqs):
+    url = sqs.create_queue(QueueName="fair.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    for g in ("a", "b", "c"):
+        sqs.send_message(QueueUrl=url, MessageBody=f"{g}1", MessageGroupId=g, MessageDeduplicationId=f"{g}1")
+    sqs.send_message(QueueUrl=url, MessageBody="a2", MessageGroupId="a", MessageDeduplicationId="a2")
+
+    def bodies(n):
+        return [m["Body"] for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=n)["Messages"]]
+
+    first = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=1)["Messages"][0]
+    assert first["Body"] == "a1"
+    import time
+
+    time.sleep(0.01)  # a1 comes back later than b1 and c1 were sent
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=first["ReceiptHandle"], VisibilityTimeout=0)
+    time.sleep(0.01)
+    # moto alone would give a1 a2 b1 again (the earliest sent); the group that waited longest goes first,
+    # and within a group the order sent holds.
+    assert bodies(10) == ["b1", "c1", "a1", "a2"]

@@ -1,6 +1,7 @@
 """URL facts the policies share: the authority a rule applies to, and safe joins."""
 from __future__ import annotations
 
+import functools
 import hashlib
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -16,6 +17,7 @@ class BadUrl(InputError, ValueError):
         super().__init__(message, reason="bad_url")
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function, asked a dozen times per request
 def authority(url: str) -> str:
     """``scheme://host:port``, lower-cased, default port spelled out.
 

@@ -12,14 +12,30 @@ And moto intercepts every call made with ``requests`` (for clients that talk to 
 botocore), matching it against some thousand URL patterns before letting it through: the
 crawler's own requests to the sites paid that on every fetch. Heed talks to AWS only through
 boto3, which moto serves through botocore's own event hook, so ``release_requests`` stops that
-interception while the embedded AWS runs."""
+interception while the embedded AWS runs.
+
+Per call, moto also spends more than the emulation itself: it lists its response class's
+methods with ``inspect`` (about 0.8 ms), draws every request id and receipt handle one random
+character at a time, and serializes a DynamoDB answer (a dict already in the wire's shape) by
+walking the service model member by member, a third of a state call's time. ``apply`` caches
+the method list per class, draws the same strings in one call, and writes the item operations'
+answers with ``json.dumps`` (falling back to moto's serializer for anything else). The answers
+botocore parses are the same (``tests/unit/test_motofix.py`` compares them call by call)."""
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["apply", "release_requests"]
+__all__ = ["FAST_DYNAMODB_OPS", "apply", "release_requests"]
+
+# The DynamoDB operations whose answers moto builds as plain dicts of the wire's own shape
+# (items, keys, counts, consumed capacity): JSON as they are.
+FAST_DYNAMODB_OPS = frozenset({
+    "GetItem", "BatchGetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan",
+    "BatchWriteItem", "TransactWriteItems", "TransactGetItems",
+})
 
 _COUNTS = {
     "ApproximateNumberOfMessages": "approximate_number_of_messages",
@@ -27,6 +43,7 @@ _COUNTS = {
     "ApproximateNumberOfMessagesNotVisible": "approximate_number_of_messages_not_visible",
 }
 _applied = False
+fast_dynamodb_answers = True  # False: moto's own serializer (the tests compare the two)
 _original: Any = None  # moto's own property, kept so a test can compare the two
 
 
@@ -111,4 +128,80 @@ def apply() -> None:
 
     attributes.__doc__ = original.__doc__
     queue_cls.attributes = property(attributes)  # type: ignore[assignment]
+    _per_call_fixes()
     _applied = True
+
+
+def _without_none(value: Any) -> Any:
+    """``value`` with every ``None`` member of a mapping left out (moto's serializer omits them)."""
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value]
+    return value
+
+
+def _blob(value: Any) -> str:
+    """A binary attribute as the wire carries it (base64); anything else JSON cannot hold raises."""
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(type(value).__name__)
+
+
+def _per_call_fixes() -> None:
+    import functools
+    import string
+
+    from moto.core import responses
+    from moto.dynamodb.responses import DynamoHandler
+    from moto.moto_api._internal.moto_random import MotoRandom
+    from moto.sqs import models
+
+    # The public methods of a response class do not change while it runs.
+    responses.method_names_from_class = functools.lru_cache(maxsize=None)(responses.method_names_from_class)
+
+    def get_random_string(self: Any, length: int = 20, include_digits: bool = True, lower_case: bool = False) -> str:
+        pool = string.ascii_letters + (string.digits if include_digits else "")
+        out = "".join(self.choices(pool, k=length))
+        return out.lower() if lower_case else out
+
+    MotoRandom.get_random_string = get_random_string  # type: ignore[method-assign]
+    random = models.random
+    models.generate_receipt_handle = lambda: "".join(random.choices(string.ascii_lowercase, k=185))
+
+    slow_serialized = DynamoHandler.serialized
+
+    def serialized(self: Any, action_result: Any) -> Any:
+        result = action_result.result
+        if fast_dynamodb_answers and isinstance(result, dict) and self._get_action() in FAST_DYNAMODB_OPS:
+            try:
+                body = json.dumps(_without_none(result), separators=(",", ":"), default=_blob)
+            except (TypeError, ValueError):  # a value JSON cannot hold: moto's own way
+                return slow_serialized(self, action_result)
+            headers = {"Content-Type": "application/x-amz-json-1.0", **self.response_headers}
+            return 200, headers, body
+        return slow_serialized(self, action_result)
+
+    DynamoHandler.serialized = serialized  # type: ignore[method-assign]
+
+    models.Queue.messages = property(_visible_oldest_first)  # type: ignore[assignment]
+
+
+def _since(message: Any) -> float:
+    """When a message became visible (ms): sent, out of its delay, or its last hide over."""
+    return max(message.visible_at, message.delayed_until or 0, message.sent_timestamp or 0)
+
+
+def _visible_oldest_first(queue: Any) -> list[Any]:
+    """The visible messages, the group whose head has waited longest first (SQS promises no
+    order across groups; moto hands out the earliest *sent*, so with a thousand host tokens the
+    hosts sent last waited behind every host sent before, each time those came back). Within a
+    group the order stays the order sent (FIFO)."""
+    visible = [m for m in queue._messages if m.visible and not m.delayed]
+    if not queue.fifo_queue or len(visible) < 2:
+        return visible
+    head: dict[Any, float] = {}
+    for m in visible:
+        head.setdefault(m.group_id, _since(m))
+    order = {g: i for i, g in enumerate(sorted(head, key=head.__getitem__))}
+    return sorted(visible, key=lambda m: order[m.group_id])
