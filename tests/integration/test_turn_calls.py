@@ -1,8 +1,10 @@
 """What a host turn costs in DynamoDB calls, on the real store (DynamoStore on moto, the table built
 from template.yaml), counted with botocore's hooks: a turn that only learns "not yet" makes one
-call (the snapshot's BatchGetItem); a turn that fetches reads once and commits once."""
+call (the snapshot's BatchGetItem); a turn that fetches reads once and commits once; the turns of
+one fetcher batch share one read."""
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +17,7 @@ from heed_core.profile import load_profile
 from heed_core.turn import TokenIn
 from heed_core.work import Source, WorkItem
 
+from heed_aws.service import process_batch
 from heed_aws.store import DynamoStore
 
 from tests.support.memstore import FakeTokens, FakeTransport, ListJournal, ListResults, Reply
@@ -85,3 +88,41 @@ def test_a_turn_that_fetches_reads_once_and_commits_once(dynamo: tuple[Any, str,
     # THEN one read and one conditional write (no claim: the token holds the host already)
     assert turn.requests == 1
     assert calls == Counter({"BatchGetItem": 1, "PutItem": 1}), calls
+
+
+class _Hides(FakeTokens):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hidden: list[tuple[str, float]] = []
+
+    def hide(self, handles: list[tuple[str, float]]) -> None:
+        self.hidden += handles
+
+
+def test_common_05_the_hosts_of_one_batch_are_read_in_one_call(dynamo: tuple[Any, str, Counter[str]]) -> None:
+    client, table, calls = dynamo
+    clock = FakeClock(T0)
+    transport = FakeTransport(clock)
+    hosts = [f"https://n{i}.example:443" for i in range(3)]
+    for i in range(3):
+        transport.script(f"https://n{i}.example/robots.txt",
+                         Reply(200, {"Content-Type": "text/plain"}, b"User-agent: *\n"))
+    store = DynamoStore(table, client)
+    crawler = Crawler(load_profile("aubebot"), store, transport, ListJournal(), ListResults(), clock,
+                      tokens=FakeTokens())
+    records = []
+    for i, host in enumerate(hosts):
+        item = WorkItem(url=f"https://n{i}.example/a", purpose="article", task="feed", source_id="a",
+                        source_url=f"https://n{i}.example/a", round_id="r1", round_start=T0)
+        assert crawler.host_turn(TokenIn(host, f"tok-{i}", (item,), message_id=f"m-{i}")).requests == 1  # robots.txt
+        records.append({"messageId": f"m-{i}", "receiptHandle": f"rh-{i}",
+                        "body": json.dumps({"v": 2, "host": host, "tok": f"tok-{i}", "items": [item.to_compact()]}),
+                        "attributes": {"MessageGroupId": host, "ApproximateReceiveCount": "2"}})
+    # WHEN the three tokens come back together, before their gaps have passed
+    clock.advance(0.2)
+    calls.clear()
+    queue = _Hides()
+    resp = process_batch(records, crawler, queue, store, ListResults(), ListJournal(), parallel=3)
+    # THEN all three wait, at the cost of one read for the batch
+    assert len(resp["batchItemFailures"]) == 3 and len(queue.hidden) == 3
+    assert calls == Counter({"BatchGetItem": 1}), calls

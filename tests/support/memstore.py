@@ -76,6 +76,11 @@ class MemoryStore:
                           outbox=Outbox.from_compact(json.loads(raw["ob"])) if raw["ob"] else None,
                           aux=extra, drained=self.marks.get(host, DrainMark()), blocked=blocked)
 
+    def read_turn_hosts(self, hosts: Sequence[str], *, aux: Sequence[str] = ()) -> dict[str, HostRecord]:
+        out = {host: self.read_host(host, aux=aux) for host in dict.fromkeys(hosts)}
+        self.calls[len(self.calls) - len(out):] = ["read_turn_hosts"]  # one read, as DynamoStore's
+        return out
+
     def write_host(self, host: str, expected_version: int, *, owner: str | None, lease_until: float,
                    state: Mapping[str, Any], outbox: Outbox | None, expires_at: float) -> bool:
         self.calls.append("write_host")

@@ -36,7 +36,9 @@ class FakeCrawler:
         self.charged: list[str] = []
         self.clock = FakeClock(T0)
 
-    def host_turn(self, token: Any) -> TurnResult:
+    aux = ("robots",)
+
+    def host_turn(self, token: Any, snapshot: Any = None) -> TurnResult:
         self.calls.append(token.host)
         turn = self.turns[token.host]
         if isinstance(turn, Exception):

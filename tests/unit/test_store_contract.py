@@ -85,6 +85,19 @@ class TestHostStoreContract:
         assert (rec.version, rec.owner, rec.outbox) == (2, None, None)
         assert store.read_host(B).version == 0  # hosts are apart
 
+    def test_a_batch_of_hosts_reads_as_each_host_alone(self, store: HostStore) -> None:
+        outbox = Outbox(version=1, events=(("item.found", "r1", {"url": A + "/1"}),))
+        assert _write(store, A, 0, owner="m1", lease_until=T0 + 60, state={"pace": {"na": T0}}, outbox=outbox)
+        store.put_aux(A, "robots", {"stamp": T0, "rec": {"body_z": "x"}})
+        store.block_domain("b.example", "asked")
+        hosts = [f"http://h{i}.example:80" for i in range(30)] + [A, B, A]  # beyond one BatchGetItem's 100 keys
+        got = store.read_turn_hosts(hosts, aux=("robots",))
+        assert list(got) == list(dict.fromkeys(hosts))
+        for host in hosts:
+            assert got[host] == store.read_host(host, aux=("robots",)), host
+        assert got[A].outbox == outbox and got[A].aux["robots"]["stamp"] == T0 and got[B].blocked == "asked"
+        assert store.read_turn_hosts([], aux=("robots",)) == {}
+
     def test_aux_records_are_read_only_when_asked_for(self, store: HostStore) -> None:
         store.put_aux(A, "robots", {"stamp": T0, "rec": {"body_z": "x" * 3000}})
         assert store.read_host(A, aux=("robots",)).aux["robots"] == {"stamp": T0, "rec": {"body_z": "x" * 3000}}

@@ -8,6 +8,7 @@ from typing import Any
 from heed_core.crawl import Crawler, TurnResult
 from heed_core.drain import Pending, drain
 from heed_core.errors import InputError, TransientError
+from heed_core.hoststate import HostRecord
 from heed_core.profile import Profile
 from heed_core.refusals import iso
 from heed_core.rounds import Round, due_rounds, entry_items, round_id, round_tokens
@@ -40,10 +41,12 @@ class _Outcome:
     pending: Pending | None = None
 
 
-def _group_turns(records: list[dict[str, Any]], crawler: Crawler, journal: Journal) -> list[_Outcome]:
-    """One message group's records (one host's tokens), in one turn: the later tokens' work is
-    taken into the host's frontier with the first's and they are acknowledged, so a host never
-    has more than one token in flight (FIFO order cannot be lost between hidden messages)."""
+_Decoded = tuple[list["_Outcome"], list[tuple[dict[str, Any], Any]]]  # skipped records, (record, token)
+
+
+def _decode_group(records: list[dict[str, Any]], journal: Journal) -> _Decoded:
+    """One message group's records as tokens; a record that cannot be decoded is acknowledged
+    with a skip (a token that can never be processed must not loop or block its host)."""
     out: list[_Outcome] = []
     tokens = []
     for rec in records:
@@ -52,9 +55,17 @@ def _group_turns(records: list[dict[str, Any]], crawler: Crawler, journal: Journ
         try:
             tokens.append((rec, decode_token(rec.get("body", ""), receives, msg_id)))
         except InputError as exc:
-            # Acknowledged: a token that can never be processed must not loop or block its host.
             journal.skip({"url": str(rec.get("body", ""))[:300], "reason": exc.reason, "detail": str(exc)})
             out.append(_Outcome(msg_id, receipt))
+    return out, tokens
+
+
+def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostRecord]) -> list[_Outcome]:
+    """One message group's records (one host's tokens), in one turn: the later tokens' work is
+    taken into the host's frontier with the first's and they are acknowledged, so a host never
+    has more than one token in flight (FIFO order cannot be lost between hidden messages)."""
+    out, tokens = decoded
+    out = list(out)
     if not tokens:
         return out
     (head_rec, head), rest = tokens[0], tokens[1:]
@@ -64,7 +75,7 @@ def _group_turns(records: list[dict[str, Any]], crawler: Crawler, journal: Journ
     others = [(r, t) for r, t in rest if t.host != head.host]  # a group is a host: only by accident
     msg_id, receipt = head_rec["messageId"], head_rec["receiptHandle"]
     try:
-        turn = crawler.host_turn(token)
+        turn = crawler.host_turn(token, snapshots.get(head.host))
     except TransientError as exc:
         # Busy, throttled, a lost race: try again later; the work item is not charged.
         wait = _backoff(head.receives)
@@ -100,11 +111,13 @@ def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQ
     groups: dict[str, list[dict[str, Any]]] = {}
     for rec in records:
         groups.setdefault(rec.get("attributes", {}).get("MessageGroupId", ""), []).append(rec)
-    if parallel > 1 and len(groups) > 1:
-        with ThreadPoolExecutor(max_workers=min(parallel, len(groups))) as pool:
-            done = list(pool.map(lambda g: _group_turns(g, crawler, journal), groups.values()))
+    decoded = [_decode_group(g, journal) for g in groups.values()]
+    snapshots = _snapshots([tokens[0][1].host for _, tokens in decoded if tokens], crawler, store)
+    if parallel > 1 and len(decoded) > 1:
+        with ThreadPoolExecutor(max_workers=min(parallel, len(decoded))) as pool:
+            done = list(pool.map(lambda d: _group_turns(d, crawler, snapshots), decoded))
     else:
-        done = [_group_turns(g, crawler, journal) for g in groups.values()]
+        done = [_group_turns(d, crawler, snapshots) for d in decoded]
     outcomes = {o.msg_id: o for group in done for o in group}
     ordered = [outcomes[r["messageId"]] for r in records]
     # A wait counts from the end of its turn: a token is hidden for what is left of it (SQS rounds
@@ -141,6 +154,18 @@ def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQ
             logger.warning("outbox not drained", extra={"heed": "drain", "hosts": sorted(undrained)})
     # Every record may have failed (all deferred): that is a normal answer, not an error.
     return {"batchItemFailures": [{"itemIdentifier": o.msg_id} for o in ordered if o.failed]}
+
+
+def _snapshots(hosts: list[str], crawler: Crawler, store: HostStore) -> dict[str, HostRecord]:
+    """The batch's hosts in one read (each turn's snapshot); a turn whose host is missing here
+    (a busy store) reads its own."""
+    if len(hosts) < 2:
+        return {}  # one host: its turn reads it, as one read all the same
+    try:
+        return store.read_turn_hosts(hosts, aux=crawler.aux)
+    except Exception as exc:  # noqa: BLE001 - busy, or one host's item undecodable: each turn finds out alone
+        logger.warning("batch read left to the turns", extra={"heed": "snapshots", "error": str(exc)})
+        return {}
 
 
 def _charge_failure(crawler: Crawler, token: Any, exc: Exception) -> None:

@@ -175,18 +175,31 @@ class DynamoStore:
 
     # --- the host item ---------------------------------------------------------------------
     def read_host(self, host: str, *, aux: Sequence[str] = ()) -> HostRecord:
-        pk = _s(f"H#{host}")
-        keys = [{"pk": pk, "sk": _s("HOST")}, {"pk": pk, "sk": _s("DRAIN")}]
-        keys += [{"pk": pk, "sk": _s(f"AUX#{kind}")} for kind in aux]
-        keys.append(_BLOCKS_KEY)
-        by_key = {(i["pk"]["S"], i["sk"]["S"]): i for i in self._batch_get(keys, f"read {host}")}
-        item = by_key.get((pk["S"], "HOST"))
-        mark_item = by_key.get((pk["S"], "DRAIN"))
+        return self.read_turn_hosts([host], aux=aux)[host]
+
+    def read_turn_hosts(self, hosts: Sequence[str], *, aux: Sequence[str] = ()) -> dict[str, HostRecord]:
+        wanted = list(dict.fromkeys(hosts))
+        keys = [_BLOCKS_KEY]
+        for host in wanted:
+            pk = _s(f"H#{host}")
+            keys += [{"pk": pk, "sk": _s("HOST")}, {"pk": pk, "sk": _s("DRAIN")}]
+            keys += [{"pk": pk, "sk": _s(f"AUX#{kind}")} for kind in aux]
+        what = f"read {wanted[0]}" if len(wanted) == 1 else f"read {len(wanted)} hosts"
+        by_key = {(i["pk"]["S"], i["sk"]["S"]): i for i in self._batch_get(keys, what)} if wanted else {}
+        blocks = by_key.get(("BLOCKS", "ALL"))
+        return {host: self._host_record(host, by_key, aux, blocks) for host in wanted}
+
+    @staticmethod
+    def _host_record(host: str, by_key: Mapping[tuple[str, str], dict[str, Any]], aux: Sequence[str],
+                     blocks: dict[str, Any] | None) -> HostRecord:
+        pk = f"H#{host}"
+        item = by_key.get((pk, "HOST"))
+        mark_item = by_key.get((pk, "DRAIN"))
         mark = DrainMark(int(_num(mark_item, "v")), tuple(json.loads(_str(mark_item, "sent") or "[]"))) \
             if mark_item else DrainMark()
-        extra = {kind: decode_blob(_blob(by_key[(pk["S"], f"AUX#{kind}")], "d"))
-                 for kind in aux if (pk["S"], f"AUX#{kind}") in by_key}
-        blocked = _block_reason(by_key.get(("BLOCKS", "ALL")), host)
+        extra = {kind: decode_blob(_blob(by_key[(pk, f"AUX#{kind}")], "d"))
+                 for kind in aux if (pk, f"AUX#{kind}") in by_key}
+        blocked = _block_reason(blocks, host)
         if item is None:
             return HostRecord(host=host, aux=extra, drained=mark, blocked=blocked)
         outbox_blob = _blob(item, "ob")

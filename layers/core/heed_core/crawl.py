@@ -18,7 +18,7 @@ from heed_core.drain import Pending, drain
 from heed_core.errors import TransientError
 from heed_core.extract.events import Event
 from heed_core.extract.subsidy import main_text
-from heed_core.hoststate import INLINE_AUX_BYTES, TOKENS_FOR_S, HostView, Outbox, TokenOut
+from heed_core.hoststate import INLINE_AUX_BYTES, TOKENS_FOR_S, HostRecord, HostView, Outbox, TokenOut
 from heed_core.ports import Clock, FetchResult, Transport
 from heed_core.profile import Profile
 from heed_core.refusals import iso
@@ -85,20 +85,22 @@ class Crawler:
         self.aux = ("robots", "tdmrep") if respect else ("robots",)
 
     # --- the turn -------------------------------------------------------------------------
-    def host_turn(self, token: TokenIn) -> TurnResult:
+    def host_turn(self, token: TokenIn, snapshot: HostRecord | None = None) -> TurnResult:
         """One turn for the host ``token`` names: at most one request, one commit; the answer says
         whether the token is done (ack) or comes back after a wait (defer). A turn never sleeps:
         a host that is not ready answers ``defer`` with the wait, counted from ``TurnResult.at``.
         ``TransientError`` (store busy, the item changed, an outbox that would not drain) means
-        the token comes back and the turn is done again from the new state."""
-        result = self._turn(token)
+        the token comes back and the turn is done again from the new state. ``snapshot`` is the
+        host's record when the caller read it already (one read for a batch's hosts, taken
+        with ``aux=self.aux``); the commit is conditional on its version all the same."""
+        result = self._turn(token, snapshot)
         result.at = self.clock.now()  # a wait counts from here (a little late: never shorter)
         return result
 
-    def _turn(self, token: TokenIn) -> TurnResult:
+    def _turn(self, token: TokenIn, snapshot: HostRecord | None) -> TurnResult:
         host = token.host
         now = self.clock.now()
-        rec = self.store.read_host(host, aux=self.aux)
+        rec = snapshot if snapshot is not None and snapshot.host == host else self.store.read_host(host, aux=self.aux)
         view = HostView.from_record(rec)
         if rec.outbox is not None and not rec.drained.done(rec.outbox):
             # A crash came between a commit and its drain: drain it before the next decision.

@@ -32,6 +32,12 @@ class HostStore(Protocol):
         every parent domain. A host never seen reads as version 0."""
         ...
 
+    def read_turn_hosts(self, hosts: Sequence[str], *, aux: Sequence[str] = ()) -> dict[str, HostRecord]:
+        """``read_host`` for several hosts at once (a fetcher batch's turns), in as few reads as
+        the store allows (DynamoDB: one BatchGetItem for up to 20 hosts); every host asked for is
+        in the answer."""
+        ...
+
     def write_host(self, host: str, expected_version: int, *, owner: str | None, lease_until: float,
                    state: Mapping[str, Any], outbox: Outbox | None, expires_at: float) -> bool:
         """One conditional write of the host's item as version ``expected_version + 1``; False
