@@ -246,3 +246,18 @@ def test_a_fifo_queue_hands_out_the_longest_waiting_group_first(sqs):
     # moto alone would give a1 a2 b1 again (the earliest sent); the group that waited longest goes first,
     # and within a group the order sent holds.
     assert bodies(10) == ["b1", "c1", "a1", "a2"]
+
+
+def test_a_condition_is_lexed_once_per_text_and_as_moto_lexes_it():
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    motofix.apply()
+    texts = ["v = :v", "attribute_not_exists(pk)", "attribute_not_exists(pk) OR version = :v",
+             "#a.b[1] <> :x AND (size(#c) >= :n OR begins_with(sk, :p))", "a BETWEEN :lo AND :hi", "x IN (:a, :b)"]
+    for text in texts:
+        parser = ConditionExpressionParser(text, {"#a": "a", "#c": "c"}, {})
+        first, again = parser._lex_condition_expression(), parser._lex_condition_expression()
+        assert list(first) == list(again) and first is not again  # a fresh deque each time: parsing consumes it
+        assert list(first) == list(ConditionExpressionParser._lex_condition_expression.__wrapped__(parser))
+        assert [n.text for n in first] == [t for t in text.replace("(", " ( ").replace(")", " ) ")
+                                           .replace(",", " , ").split()]

@@ -16,11 +16,18 @@ interception while the embedded AWS runs.
 
 Per call, moto also spends more than the emulation itself: it lists its response class's
 methods with ``inspect`` (about 0.8 ms), draws every request id and receipt handle one random
-character at a time, and serializes a DynamoDB answer (a dict already in the wire's shape) by
-walking the service model member by member, a third of a state call's time. ``apply`` caches
-the method list per class, draws the same strings in one call, and writes the item operations'
-answers with ``json.dumps`` (falling back to moto's serializer for anything else). The answers
-botocore parses are the same (``tests/unit/test_motofix.py`` compares them call by call)."""
+character at a time, lexes the same condition text on every commit, and serializes a DynamoDB
+answer (a dict already in the wire's shape) by walking the service model member by member, a
+third of a state call's time. ``apply`` caches the method list per class and a condition's tokens
+per text, draws the same strings in one call, and writes the item operations' answers with
+``json.dumps`` (moto's serializer for anything else). The answers botocore parses are the same
+(``tests/unit/test_motofix.py`` compares them call by call).
+
+Last, order: SQS promises none across a FIFO queue's message groups, and moto hands out the
+earliest *sent* visible message first. A host's token is sent once and reused between its
+requests, so with a thousand hosts the hosts sent first came back ahead of the ones still waiting
+for their first turn, every time. ``apply`` hands out the group whose head has waited longest
+first (the order sent within a group, FIFO, is kept)."""
 from __future__ import annotations
 
 import base64
@@ -185,6 +192,26 @@ def _per_call_fixes() -> None:
     DynamoHandler.serialized = serialized  # type: ignore[method-assign]
 
     models.Queue.messages = property(_visible_oldest_first)  # type: ignore[assignment]
+
+    # A condition's tokens depend on its text alone, and every commit sends the same text.
+    from collections import deque
+
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    lex = ConditionExpressionParser._lex_condition_expression
+    lexed: dict[str, tuple[Any, ...]] = {}
+
+    def lex_once(self: Any) -> Any:
+        text = self.condition_expression
+        nodes = lexed.get(text)
+        if nodes is None:
+            nodes = tuple(lex(self))
+            if len(lexed) < 1024:
+                lexed[text] = nodes
+        return deque(nodes)
+
+    lex_once.__wrapped__ = lex  # type: ignore[attr-defined]  # moto's own (the tests compare the two)
+    ConditionExpressionParser._lex_condition_expression = lex_once  # type: ignore[method-assign]
 
 
 def _since(message: Any) -> float:
