@@ -20,7 +20,7 @@ from heed_core.work import Source, WorkItem
 from heed_aws.service import process_batch
 from heed_aws.store import DynamoStore
 
-from tests.support.memstore import FakeTokens, FakeTransport, ListJournal, ListResults, Reply
+from tests.support.memstore import FakeQueue, FakeTokens, FakeTransport, ListJournal, ListResults, Reply
 from tests.support.stack import moto_stack
 
 T0 = 1_796_112_000.0  # 2026-12-02T08:00:00Z
@@ -90,15 +90,6 @@ def test_a_turn_that_fetches_reads_once_and_commits_once(dynamo: tuple[Any, str,
     assert calls == Counter({"BatchGetItem": 1, "PutItem": 1}), calls
 
 
-class _Hides(FakeTokens):
-    def __init__(self) -> None:
-        super().__init__()
-        self.hidden: list[tuple[str, float]] = []
-
-    def hide(self, handles: list[tuple[str, float]]) -> None:
-        self.hidden += handles
-
-
 def test_common_05_the_hosts_of_one_batch_are_read_in_one_call(dynamo: tuple[Any, str, Counter[str]]) -> None:
     client, table, calls = dynamo
     clock = FakeClock(T0)
@@ -121,7 +112,7 @@ def test_common_05_the_hosts_of_one_batch_are_read_in_one_call(dynamo: tuple[Any
     # WHEN the three tokens come back together, before their gaps have passed
     clock.advance(0.2)
     calls.clear()
-    queue = _Hides()
+    queue = FakeQueue()
     resp = process_batch(records, crawler, queue, store, ListResults(), ListJournal(), parallel=3)
     # THEN all three wait, at the cost of one read for the batch
     assert len(resp["batchItemFailures"]) == 3 and len(queue.hidden) == 3

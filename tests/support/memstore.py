@@ -19,7 +19,7 @@ from heed_core.work import Source, UrlRecord, WorkItem
 
 from heed_aws.domains import registrable_domain
 
-__all__ = ["Exchange", "FakeTokens", "FakeTransport", "ListJournal", "ListResults", "MemoryStore", "Reply"]
+__all__ = ["Exchange", "FakeQueue", "FakeTokens", "FakeTransport", "ListJournal", "ListResults", "MemoryStore", "Reply"]
 
 
 def _copy(data: Any) -> Any:
@@ -413,3 +413,14 @@ class FakeTokens:
             if t.tok not in self.ids:
                 self.ids.add(t.tok)
                 self.sent.append(t)
+
+
+class FakeQueue(FakeTokens):
+    """The fetcher's queue port: tokens sent, and the hides asked for (receipt handle, seconds)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hidden: list[tuple[str, float]] = []
+
+    def hide(self, handles: Sequence[tuple[str, float]]) -> None:
+        self.hidden += handles

@@ -15,18 +15,9 @@ from heed_core.work import WorkItem
 
 from heed_aws.service import MAX_REAL_FAILURES, process_batch
 
-from tests.support.memstore import FakeTokens, FakeTransport, ListJournal, ListResults, MemoryStore
+from tests.support.memstore import FakeQueue, FakeTransport, ListJournal, ListResults, MemoryStore
 
 T0 = 1_709_618_400.0
-
-
-class FakeQueue(FakeTokens):
-    def __init__(self) -> None:
-        super().__init__()
-        self.hidden: list[tuple[str, float]] = []
-
-    def hide(self, handles: list[tuple[str, float]]) -> None:
-        self.hidden += handles
 
 
 class FakeCrawler:
