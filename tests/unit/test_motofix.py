@@ -261,3 +261,28 @@ def test_a_condition_is_lexed_once_per_text_and_as_moto_lexes_it():
         assert list(first) == list(ConditionExpressionParser._lex_condition_expression.__wrapped__(parser))
         assert [n.text for n in first] == [t for t in text.replace("(", " ( ").replace(")", " ) ")
                                            .replace(",", " , ").split()]
+
+
+def test_a_message_copies_as_a_deep_copy_would(sqs):
+    import copy
+
+    from moto.sqs import models
+
+    url = sqs.create_queue(QueueName="copy.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody="b", MessageGroupId="g", MessageDeduplicationId="d",
+                     MessageAttributes={"k": {"DataType": "String", "StringValue": "v"}})
+    for _ in range(2):
+        handle = sqs.receive_message(QueueUrl=url, MessageAttributeNames=["All"])["Messages"][0]["ReceiptHandle"]
+        sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=0)
+    (original,) = _queue_model(url)._messages
+    ours = copy.deepcopy(original)
+    theirs = copy.copy(original)
+    theirs.__dict__ = copy.deepcopy(original.__dict__)  # what deepcopy did before the fix
+    assert type(ours) is models.Message and ours is not original
+    assert ours.__dict__ == theirs.__dict__ == original.__dict__
+    assert len(ours._old_receipt_handles) == 2
+    ours.message_attributes["k"]["StringValue"] = "changed"
+    ours._old_receipt_handles.append("x")
+    ours.message_attributes.clear()
+    assert original.message_attributes == {"k": {"DataType": "String", "StringValue": "v"}}
+    assert len(original._old_receipt_handles) == 2

@@ -16,12 +16,13 @@ interception while the embedded AWS runs.
 
 Per call, moto also spends more than the emulation itself: it lists its response class's
 methods with ``inspect`` (about 0.8 ms), draws every request id and receipt handle one random
-character at a time, lexes the same condition text on every commit, and serializes a DynamoDB
-answer (a dict already in the wire's shape) by walking the service model member by member, a
-third of a state call's time. ``apply`` caches the method list per class and a condition's tokens
-per text, draws the same strings in one call, and writes the item operations' answers with
-``json.dumps`` (moto's serializer for anything else). The answers botocore parses are the same
-(``tests/unit/test_motofix.py`` compares them call by call).
+character at a time, lexes the same condition text on every commit, deep-copies every message it
+hands out (with the list of every receipt handle it ever had), and serializes a DynamoDB answer
+(a dict already in the wire's shape) by walking the service model member by member, a third of a
+state call's time. ``apply`` caches the method list per class and a condition's tokens per text,
+draws the same strings in one call, copies a message two levels deep (all it holds), and writes
+the item operations' answers with ``json.dumps`` (moto's serializer for anything else). The
+answers botocore parses are the same (``tests/unit/test_motofix.py`` compares them call by call).
 
 Last, order: SQS promises none across a FIFO queue's message groups, and moto hands out the
 earliest *sent* visible message first. A host's token is sent once and reused between its
@@ -192,6 +193,9 @@ def _per_call_fixes() -> None:
     DynamoHandler.serialized = serialized  # type: ignore[method-assign]
 
     models.Queue.messages = property(_visible_oldest_first)  # type: ignore[assignment]
+    # Every message handed out is deep-copied (so filtering its attributes leaves the queue's
+    # own alone), its list of every receipt handle it ever had included: two levels suffice.
+    models.Message.__deepcopy__ = _message_copy  # type: ignore[attr-defined]
 
     # A condition's tokens depend on its text alone, and every commit sends the same text.
     from collections import deque
@@ -212,6 +216,24 @@ def _per_call_fixes() -> None:
 
     lex_once.__wrapped__ = lex  # type: ignore[attr-defined]  # moto's own (the tests compare the two)
     ConditionExpressionParser._lex_condition_expression = lex_once  # type: ignore[method-assign]
+
+
+def _copied(value: Any, depth: int = 2) -> Any:
+    """``value`` with its containers copied ``depth`` levels down."""
+    if depth and isinstance(value, dict):
+        return {k: _copied(v, depth - 1) for k, v in value.items()}
+    if depth and isinstance(value, (list, set)):
+        return type(value)(_copied(v, depth - 1) for v in value)
+    return value
+
+
+def _message_copy(message: Any, memo: dict[int, Any]) -> Any:
+    """A message as ``copy.deepcopy`` would copy it: its containers and theirs anew, the strings
+    and numbers (immutable) shared."""
+    new = object.__new__(type(message))
+    new.__dict__.update({k: _copied(v) for k, v in message.__dict__.items()})
+    memo[id(message)] = new
+    return new
 
 
 def _since(message: Any) -> float:
