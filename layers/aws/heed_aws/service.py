@@ -13,6 +13,7 @@ from heed_core.profile import Profile
 from heed_core.refusals import iso
 from heed_core.rounds import Round, due_rounds, entry_items, round_id, round_tokens
 from heed_core.store import HostStore, Journal, Results
+from heed_core.turn import TokenIn
 
 from heed_aws.journal import count, logger
 from heed_aws.queue import TokenQueue, decode_token
@@ -41,14 +42,14 @@ class _Outcome:
     pending: Pending | None = None
 
 
-_Decoded = tuple[list["_Outcome"], list[tuple[dict[str, Any], Any]]]  # skipped records, (record, token)
+_Decoded = tuple[list["_Outcome"], list[tuple[dict[str, Any], TokenIn]]]  # skipped records, (record, token)
 
 
 def _decode_group(records: list[dict[str, Any]], journal: Journal) -> _Decoded:
     """One message group's records as tokens; a record that cannot be decoded is acknowledged
     with a skip (a token that can never be processed must not loop or block its host)."""
     out: list[_Outcome] = []
-    tokens = []
+    tokens: list[tuple[dict[str, Any], TokenIn]] = []
     for rec in records:
         msg_id, receipt = rec["messageId"], rec["receiptHandle"]
         receives = int(rec.get("attributes", {}).get("ApproximateReceiveCount") or 1)
@@ -65,7 +66,6 @@ def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostR
     taken into the host's frontier with the first's and they are acknowledged, so a host never
     has more than one token in flight (FIFO order cannot be lost between hidden messages)."""
     out, tokens = decoded
-    out = list(out)
     if not tokens:
         return out
     (head_rec, head), rest = tokens[0], tokens[1:]
