@@ -1,5 +1,5 @@
 # Two commands for a newcomer: `make demo` (install + the main job) and `make test` (install + tests).
-PYTHON ?= python3.11
+PYTHON ?= python3.13
 VENV   := .venv
 TOOLS  := .venv-tools
 

@@ -2,7 +2,7 @@
 # Checks template.yaml the way a deploy would: cfn-lint, then SAM's validation, then a real build.
 # SAM CLI is not in the project venv (its pins clash with moto's): take it from $SAM or PATH
 # (`make tools` installs aws-sam-cli into .venv-tools). The build needs no container: it uses
-# this machine's python3.11, which must match the template's Runtime.
+# this machine's python3.13, which must match the template's Runtime.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
