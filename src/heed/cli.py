@@ -260,6 +260,18 @@ def cmd_explain(args: argparse.Namespace, **kwargs: Any) -> int:
     out = Path(args.out or "heed-out")
     if not (out / "requests.jsonl").is_file():
         raise UsageError(f"{out}: no requests.jsonl here (run heed local run --out {out} first)")
+    from heed_core.urls import BadUrl, canonical_changes
+
+    wanted = {args.url}
+    try:
+        canon, changes = canonical_changes(args.url)
+    except BadUrl:
+        canon, changes = args.url, []
+    if changes:
+        # The run recorded the URL as it was requested: its canonical form (heed_core.urls).
+        wanted.add(canon)
+        print(json.dumps({"record": "canonical", "url": args.url, "canonical": canon, "why": changes},
+                         ensure_ascii=False))
     found = 0
     for name in ("requests", "skips", "items"):
         path = out / f"{name}.jsonl"
@@ -276,7 +288,7 @@ def cmd_explain(args: argparse.Namespace, **kwargs: Any) -> int:
                 raise UsageError(f"{path}:{number}: not a JSON record (is this a heed run's output?)") from exc
             if not isinstance(rec, dict):
                 raise UsageError(f"{path}:{number}: not a JSON record (is this a heed run's output?)")
-            if rec.get("url") == args.url or (args.prefix and str(rec.get("url", "")).startswith(args.url)):
+            if rec.get("url") in wanted or (args.prefix and str(rec.get("url", "")).startswith(args.url)):
                 print(json.dumps({"record": name[:-1], **rec}, ensure_ascii=False))
                 found += 1
     if not found:

@@ -20,7 +20,7 @@ from typing import Any
 from heed.awsstack import Aws, CommandError
 from heed.targets import Target, open_target, profile_of, run
 
-__all__ = ["cmd_explain_state", "explain_url"]
+__all__ = ["canonical_line", "cmd_explain_state", "explain_url"]
 
 
 def _iso(t: float | None) -> str | None:
@@ -108,14 +108,17 @@ def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str,
     from heed_core.hoststate import HostView
     from heed_core.robots import effective_delay
     from heed_core.settle import SPACED_PURPOSES
-    from heed_core.urls import BadUrl, authority, in_domain
+    from heed_core.urls import BadUrl, authority, canonical_changes, in_domain
 
     from heed.sources_cli import next_due
 
+    written = url
     try:
+        # The state knows a URL by its canonical form: the one the bot requests and records.
+        url, changes = canonical_changes(url, profile.strip_params)
         host = authority(url)
     except BadUrl as exc:
-        raise CommandError(f"{url!r} is not an absolute http(s) URL") from exc
+        raise CommandError(f"{written!r} is not an absolute http(s) URL") from exc
     store = target.store
     aux = ("robots", "tdmrep")
     view = HostView.from_record(store.read_host(host, aux=aux))
@@ -125,7 +128,7 @@ def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str,
     queued = [i for i in view.frontier if i.url == url]
     recent = view.recent.get(url)
     if record is None and recent is None and not queued and not as_source:
-        return None
+        return None if not changes else {"url": url, "written": written, "canonical_changes": changes}
     by_id = {s.id: s for s in sources}
     found: list[dict[str, Any]] = []
     for src in as_source:
@@ -176,12 +179,13 @@ def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str,
         why_not.append({"reason": "host_stopped", "detail": f"{pace.stop_reason} until {pacing['stopped_until']}"})
     caps = {k: v for k, v in view.quotas.items() if float(v[1]) > now}
     due = [{"source": s.id, "next_due": _iso(next_due(profile, s, now))} for s in as_source]
-    return {"url": url, "host": host, "bot": profile.name, "where": target.where, "seen": seen, "found": found,
+    return {"url": url, "written": written, "canonical_changes": changes,
+            "host": host, "bot": profile.name, "where": target.where, "seen": seen, "found": found,
             "robots": robots, "why_not": why_not, "now": decision, "pacing": pacing,
             "caps": {k: {"used": v[0], "until": _iso(float(v[1]))} for k, v in caps.items()}, "next_due": due}
 
 
-def _history(target: Target, url: str) -> list[dict[str, Any]]:
+def _history(target: Target, url: str, also: str = "") -> list[dict[str, Any]]:
     """A state directory's last run: its records of the URL (requests, skips, results)."""
     if target.local is None:
         return []
@@ -198,13 +202,20 @@ def _history(target: Target, url: str) -> list[dict[str, Any]]:
                 rec = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(rec, dict) and rec.get("url") == url:
+            if isinstance(rec, dict) and rec.get("url") in (url, also or url):
                 found.append({"record": name[:-1], **rec})
     return found
 
 
+def canonical_line(e: dict[str, Any]) -> list[str]:
+    """``url:`` the canonical form and why it differs from the URL as given (none if it does not)."""
+    if not e.get("canonical_changes"):
+        return []
+    return [f"url:      {e['written']} is requested as {e['url']}: {'; '.join(e['canonical_changes'])}"]
+
+
 def _human(e: dict[str, Any]) -> str:
-    lines = [f"{e['url']} ({e['bot']}, {e['where']})"]
+    lines = [f"{e['url']} ({e['bot']}, {e['where']})", *canonical_line(e)]
     s = e["seen"]
     if s:
         bits = [f"last fetched {s['last_fetched'] or '-'}", f"status {s['last_status']}"]
@@ -266,19 +277,23 @@ def _explain(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> in
     with open_target(args, aws, write=False) as target:
         profile = profile_of(target, args.bot)
         result = explain_url(target, profile, args.url, now())
-        history = _history(target, args.url)
-    if result is None and not history:
-        print(f"heed: {args.url} was never seen by {profile.name} in {target.where}", file=sys.stderr)
+        canon = result["url"] if result else args.url
+        history = _history(target, canon, args.url)
+    if (result is None or "seen" not in result) and not history:
+        print("\n".join([*(canonical_line(result) if result else []),
+                         f"heed: {canon} was never seen by {profile.name} in {target.where}"]), file=sys.stderr)
         return 1
-    if result is None:
-        result = {"url": args.url, "bot": profile.name, "where": target.where, "seen": {}, "found": [],
+    if result is None or "seen" not in result:
+        result = {"url": canon, "written": args.url, "canonical_changes": (result or {}).get("canonical_changes", []),
+                  "bot": profile.name, "where": target.where, "seen": {}, "found": [],
                   "robots": None, "why_not": [], "now": {"action": "nothing", "why": "not in the state"},
                   "pacing": None, "caps": {}, "next_due": []}
     result["history"] = history
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     elif result["pacing"] is None:
-        print("\n".join([f"{args.url} ({profile.name}, {target.where}): not in the state, only in the last run:",
+        print("\n".join([f"{canon} ({profile.name}, {target.where}): not in the state, only in the last run:",
+                         *canonical_line(result),
                          *_human({**result, "pacing": {}}).splitlines()[-len(history):]]))
     else:
         print(_human(result))

@@ -107,6 +107,16 @@ def test_explain_on_the_stack_says_what_the_fetcher_then_does(
                  if s.get("round", "").startswith(later)}
         assert skips[private] == ("robots_disallowed", refused["now"]["detail"])
         assert skips[other] == ("blocked_by_operator", "asked by mail")
+        # AND a URL given in another spelling is explained under the one the bot requests, saying why
+        spelled = a.base_url.replace("http://", "HTTP://") + "/x/../feed.xml?utm_source=mail#top"
+        _, same, _ = explain(capsys, spelled, *where, aws=stack_aws(run))
+        assert same["url"] == feed and same["found"][0] == fetched["found"][0] and same["written"] == spelled
+        assert same["canonical_changes"] == ["scheme lower-cased", "dot segments removed",
+                                             "fragment dropped (never sent)", "tracking parameters removed: utm_source"]
+        args = build_parser().parse_args(["explain", spelled, *where])
+        assert args.func(args, aws=stack_aws(run)) == 0
+        said = capsys.readouterr().out
+        assert f"url:      {spelled} is requested as {feed}: scheme lower-cased; dot segments" in said
         # the human form says the same in lines
         args = build_parser().parse_args(["explain", feed, *where])
         assert args.func(args, aws=stack_aws(run)) == 0

@@ -5,11 +5,9 @@ from __future__ import annotations
 import resource
 import tracemalloc
 from collections.abc import Callable
-from typing import TypeVar
 
 __all__ = ["MAX_HEAP_BYTES", "MAX_RSS_GROWTH_BYTES", "bounded"]
 
-T = TypeVar("T")
 
 # A few KB of input may cost a parser some MB, never more: Python's heap at its peak...
 MAX_HEAP_BYTES = 64 * 2**20
@@ -21,7 +19,7 @@ def _max_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
 
 
-def bounded(call: Callable[[], T]) -> T:
+def bounded[T](call: Callable[[], T]) -> T:
     """``call()``, failing the example if it took more memory than the limits allow."""
     rss0 = _max_rss()
     tracemalloc.start()

@@ -17,6 +17,7 @@ import feedparser
 import pytest
 
 from heed_core.extract.feeds import parse_feed
+from heed_core.urls import Refused, resolve
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CORPUS = FIXTURES / "feedparser"
@@ -27,10 +28,14 @@ _ROW = re.compile(r"^\|\s*([\w./-]+\.xml)\s*\|", re.M)
 
 
 def _http(link: object) -> str | None:
+    """feedparser's link in the one spelling Heed requests (heed_core.urls: the URL Standard)."""
     if not isinstance(link, str):
         return None
     parts = urlsplit(link)
-    return link if parts.scheme in ("http", "https") and parts.netloc else None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    got = resolve(None, link)
+    return None if isinstance(got, Refused) else str(got)
 
 
 def _content_type(data: bytes) -> str | None:

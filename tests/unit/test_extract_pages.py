@@ -38,7 +38,7 @@ def test_spring_01_article_listing_gives_title_link_time_and_no_people() -> None
         ),
         ListingItem(
             "Slik blir brøytingen i vinter",
-            "https://bydelsavisa.example/nyheter/2026/11/28/brøyting",
+            "https://bydelsavisa.example/nyheter/2026/11/28/br%C3%B8yting",  # non-ASCII encoded, as sent
             None,  # <time> without datetime: no guessing
         ),
         ListingItem(

@@ -163,7 +163,8 @@ def test_wannado_06_site_sources_start_at_sitemap_xml(bot: str, kind: str) -> No
     (item,) = items
     assert urlsplit(item.url).path == "/sitemap.xml"
     assert same_authority(item.url, venue.url)
-    assert (item.purpose, item.task, item.source_url) == ("sitemap", kind, venue.url)
+    # The source URL in its canonical spelling (host lower-cased): what is requested and recorded.
+    assert (item.purpose, item.task, item.source_url) == ("sitemap", kind, "https://venue.example/")
     assert item.ctx["role"] == kind and item.ctx["level"] == 0
 
 

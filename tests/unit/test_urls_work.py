@@ -103,7 +103,7 @@ def test_spring_03_under_path(url: str, base: str, expected: bool) -> None:
     ("https://example.nl/a/b", "#only-a-fragment", "https://example.nl/a/b"),
     ("https://example.nl/a/b", "//cdn.example.nl/x", "https://cdn.example.nl/x"),
     ("https://example.nl/a/b", "  https://other.nl  ", "https://other.nl/"),
-    ("https://example.nl/a/b", "HTTP://Other.nl/X", "http://Other.nl/X"),
+    ("https://example.nl/a/b", "HTTP://Other.nl/X", "http://other.nl/X"),  # scheme and host lower-cased
     ("https://example.nl/a/b", "javascript:alert(1)", None),
     ("https://example.nl/a/b", "mailto:info@example.nl", None),
     ("https://example.nl/a/b", "tel:+31201234567", None),

@@ -73,8 +73,9 @@ def _is_public(addr: _IP) -> bool:
             return _is_public(addr.ipv4_mapped)
         if addr in _NAT64:
             return _is_public(ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF))
-        if addr.sixtofour is not None and not _is_public(addr.sixtofour):
-            return False
+        if addr.sixtofour is not None:
+            # 6to4 (2002::/16) carries its IPv4 address too (3.13's is_global says no to all of it).
+            return _is_public(addr.sixtofour)
         if any(addr in net for net in _BLOCKED_V6) or addr.is_site_local:
             return False
     elif any(addr in net for net in _BLOCKED_V4):

@@ -35,14 +35,16 @@ from heed_core.profile_keys import (
     Spec,
     SubsidyTask,
     Tasks,
+    Urls,
     cross_check,
 )
 from heed_core.profile_schema import ProfileError, build, describe, fields_of
+from heed_core.urls import TRACKING_PARAMS
 
 __all__ = ["BUILTIN_BOTS", "TASK_KINDS", "AgendaTask", "ArticleFollowup", "Egress", "Fetch", "FeedTask", "InfoPage",
            "Operator", "PageTask", "PageTexts", "Politeness", "Profile", "ProfileError", "Redirects", "Responses",
            "RobotsRules", "Schedule", "SiteCheckTask", "SitemapFallback", "SitemapTask", "Spec", "SubsidyTask",
-           "Tasks", "deep_merge", "key_reference", "load_profile", "load_profile_data", "validate"]
+           "Tasks", "Urls", "deep_merge", "key_reference", "load_profile", "load_profile_data", "validate"]
 
 BUILTIN_BOTS = ("springstudiobot", "praha-x", "wannadobot", "subsidieupdate", "aubebot")
 _MAX_EXTENDS_DEPTH = 8
@@ -144,6 +146,11 @@ class Profile:
     @property
     def redirects(self) -> Redirects:
         return self.spec.redirects
+
+    @property
+    def strip_params(self) -> tuple[str, ...]:
+        """The query parameters every link loses on its way to canonical (``urls.canonical``)."""
+        return self.spec.urls.stripped(TRACKING_PARAMS)
 
     @property
     def fetch(self) -> Fetch:

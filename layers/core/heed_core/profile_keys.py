@@ -88,6 +88,28 @@ class Responses:
     retry_backoff_s: float = key(300, ge=0, doc="first wait before a retry, doubled each time")
 
 
+def _param_name(v: str) -> str | None:
+    if re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+\*?", v):
+        return None
+    return f"{v!r} is not valid (must be a query parameter name, or a prefix ending in '*' such as utm_*)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Urls:
+    strip_params: tuple[str, ...] | None = key(
+        None, check=_param_name, what="a list of parameter names (a trailing * is a prefix)",
+        doc="query parameters removed from every link before it is requested, added to the built-in "
+            "tracking list (utm_*, fbclid, gclid, ...); [] removes none")
+
+    def stripped(self, builtin: tuple[str, ...]) -> tuple[str, ...]:
+        """The parameters removed: the built-in list plus this profile's, or none for []."""
+        if self.strip_params is None:
+            return builtin
+        if not self.strip_params:
+            return ()
+        return tuple(dict.fromkeys(builtin + tuple(p.lower() for p in self.strip_params)))
+
+
 @dataclass(frozen=True, kw_only=True)
 class Redirects:
     max_hops: int = key(5, ge=0, doc="redirects followed in a row, each its own checked request")
@@ -288,6 +310,7 @@ class Spec:
     robots: RobotsRules = key(factory=RobotsRules)
     responses: Responses = key(factory=Responses)
     redirects: Redirects = key(factory=Redirects)
+    urls: Urls = key(factory=Urls, doc="how links are made canonical")
     conditional_requests: bool = key(True, doc="send If-None-Match / If-Modified-Since")
     fetch: Fetch = key(factory=Fetch)
     egress: Egress = key(factory=Egress)

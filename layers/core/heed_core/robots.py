@@ -43,8 +43,10 @@ _DIRECTIVES = {
     "content-usage": "content-usage",  # draft-ietf-aipref-attach 3 (issue 13)
 }
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=]*")
-_TO_FIX = re.compile(r"%([0-9A-Fa-f]{2})|%|[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]")
+# "[" and "]" are escaped too: they cannot stand in a path (RFC 3986 3.3), so every request carries
+# them as %5B / %5D (heed_core.urls, requests), and a rule written with them means those requests.
+_PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?@!$&'()*+,;=]*")
+_TO_FIX = re.compile(r"%([0-9A-Fa-f]{2})|%|[^A-Za-z0-9\-._~:/?#@!$&'()*+,;=]")
 _ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?]*")
 _DELAY = re.compile(r"\+?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 

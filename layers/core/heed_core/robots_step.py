@@ -20,7 +20,7 @@ from heed_core.profile import Profile
 from heed_core.responses import REDIRECT_STATUSES, classify
 from heed_core.robots import effective_delay
 from heed_core.robots_policy import RobotsCacheError, RobotsFetchPolicy, RobotsOutcome, robots_from_response
-from heed_core.urls import absolute, origin
+from heed_core.urls import Refused, origin, resolve
 
 __all__ = ["RobotsSettled", "cached_outcome", "expiry", "request_url", "settle_robots"]
 
@@ -103,7 +103,8 @@ def settle_robots(profile: Profile, view: HostView, result: FetchResult, hops: i
     the bot's cap. Pure; never raises for a bad body."""
     t_end = result.t_end or now
     min_delay = float(profile.get("politeness.min_delay_s"))
-    nxt = absolute(result.url, result.header("Location") or "") if result.status in REDIRECT_STATUSES else None
+    hop = resolve(result.url, result.header("Location") or "") if result.status in REDIRECT_STATUSES else None
+    nxt = None if hop is None or isinstance(hop, Refused) else str(hop)  # as a browser reads the Location
     if nxt is not None and hops < int(profile.get("robots.max_redirects")):
         # COMMON-06: each hop is its own request, paced on the host it goes to.
         view.robots_hop = {"url": nxt, "hops": hops + 1, "exp": t_end + HOP_TTL_S}

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from heed_core.hoststate import TokenOut
 from heed_core.profile import Profile
 from heed_core.schedule import firings
-from heed_core.urls import BadUrl, authority, origin, short_hash
+from heed_core.urls import BadUrl, authority, canonical, origin, short_hash
 from heed_core.work import ENTRY_PURPOSE, Source, UrlRecord, WorkItem
 
 __all__ = ["Round", "due_rounds", "entry_items", "round_id", "round_tokens"]
@@ -84,27 +84,33 @@ def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float,
                 continue
             not_before = src.last_read + cadence
         try:
-            root = authority(src.url)
+            url = canonical(src.url, profile.strip_params)  # what is requested: the one spelling
+            root = authority(url)
         except BadUrl:
             skips.append((src, "bad_url", "not an absolute http(s) URL"))
             continue
         ctx: dict[str, object] = {"opts": dict(src.options)} if src.options else {}
         if src.kind == "feed" and src.seen_items:
             ctx["si"] = list(src.seen_items)
-        entry = WorkItem(url=src.url, purpose=ENTRY_PURPOSE[src.kind], task=src.kind, source_id=src.id,
-                         source_url=src.url, round_id=rnd.round_id, round_start=rnd.start, ctx=dict(ctx), seq=seq,
-                         not_before=not_before, seen=records.get(src.url))
+        entry = WorkItem(url=url, purpose=ENTRY_PURPOSE[src.kind], task=src.kind, source_id=src.id,
+                         source_url=url, round_id=rnd.round_id, round_start=rnd.start, ctx=dict(ctx), seq=seq,
+                         not_before=not_before, seen=records.get(url))
 
         if src.kind in ("subsidy", "agenda"):
             # WANNADO-06 / SUBSIDIE-01: start at the site's sitemap, never walk blindly; one read
             # of a sitemap per host per round, however many sources share the host.
-            for url in list(src.options.get("sitemaps") or [origin(root) + "/sitemap.xml"]):
-                if url in sitemaps_seen:
+            for given in list(src.options.get("sitemaps") or [origin(root) + "/sitemap.xml"]):
+                try:
+                    sitemap = canonical(str(given), profile.strip_params)
+                except BadUrl:
+                    skips.append((src, "bad_url", f"sitemap {str(given)[:200]!r} is not an absolute http(s) URL"))
                     continue
-                sitemaps_seen.add(url)
-                items.append(replace(entry, url=url, purpose="sitemap", ctx={**ctx, "role": src.kind, "level": 0},
-                                     seen=records.get(url)))
-            if src.kind == "subsidy" and _on_topic(profile, src.kind, src.url):
+                if sitemap in sitemaps_seen:
+                    continue
+                sitemaps_seen.add(sitemap)
+                items.append(replace(entry, url=sitemap, purpose="sitemap", ctx={**ctx, "role": src.kind, "level": 0},
+                                     seen=records.get(sitemap)))
+            if src.kind == "subsidy" and _on_topic(profile, src.kind, url):
                 # SUBSIDIE-01/-02: the page the operator gave is itself watched, every round.
                 items.append(replace(entry, purpose="subsidy", ctx=dict(ctx)))
             continue

@@ -18,7 +18,7 @@ from heed_core.profile import Profile
 from heed_core.responses import Outcome, classify
 from heed_core.robots import RobotsTxt
 from heed_core.tasks import Candidate, Event_, Skip, TaskInput, TaskOutput, handle_failure, handle_success
-from heed_core.urls import absolute, short_hash
+from heed_core.urls import Refused, canonical_link, short_hash
 from heed_core.work import UrlRecord, WorkItem
 
 __all__ = ["SPACED_PURPOSES", "Settled", "close_source", "settle_item", "stop_host"]
@@ -145,9 +145,10 @@ def _without_body(profile: Profile, view: HostView, item: WorkItem, result: Fetc
 
 def _redirect(profile: Profile, item: WorkItem, location: str) -> TaskOutput:
     """COMMON-06 / SPRING-07: a redirect is a new work item, robots-checked and paced."""
-    target = absolute(item.url, location)
-    if target is None:
-        return TaskOutput(skips=[(item.url, "bad_redirect", location[:200])])
+    # The Location as a browser reads it, in the one spelling robots.txt then judges (COMMON-02).
+    target = canonical_link(item.url, location, profile.strip_params)
+    if isinstance(target, Refused):
+        return TaskOutput(skips=[(item.url, "bad_redirect", f"{target.detail}: {location[:200]!r}")])
     if item.hop + 1 > int(profile.get("redirects.max_hops")):
         return TaskOutput(skips=[(target, "too_many_redirects", f"after {item.hop} hops")])
     ctx = dict(item.ctx)

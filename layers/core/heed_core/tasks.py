@@ -19,7 +19,17 @@ from heed_core.extract.events import Event
 from heed_core.ports import FetchResult
 from heed_core.profile import Profile
 from heed_core.robots import RobotsTxt
-from heed_core.urls import authority, origin, path_of, same_authority, short_hash, under_path
+from heed_core.urls import (
+    BAD_URL,
+    BadUrl,
+    authority,
+    canonical,
+    origin,
+    path_of,
+    same_authority,
+    short_hash,
+    under_path,
+)
 from heed_core.work import WorkItem
 
 Skip = tuple[str, str, str]  # url, reason code, detail
@@ -121,6 +131,20 @@ def _usage_refused(inp: TaskInput, out: TaskOutput) -> bool:
     return True
 
 
+def _canon(inp: TaskInput, url: str) -> str:
+    """A link as it is requested, judged by robots.txt, deduplicated, recorded and named in
+    results: its canonical form (heed_core.urls), less the profile's tracking parameters."""
+    try:
+        return canonical(url, inp.profile.strip_params)
+    except BadUrl:
+        return url  # the extractors hand over http(s) links only; never a reason to fail a page
+
+
+def _bad_links(out: TaskOutput, links: tuple[str, ...] | list[str]) -> None:
+    for text in links:
+        out.skips.append((text, BAD_URL, "the link is not a URL (the URL Standard cannot parse it)"))
+
+
 def _ctype(result: FetchResult) -> str | None:
     return result.header("Content-Type")
 
@@ -158,11 +182,14 @@ def _feed(inp: TaskInput) -> TaskOutput:
     ids: list[str] = []
     for seq, it in enumerate(parsed.items):
         if not it.link:
+            if it.bad_link:
+                _bad_links(out, [it.bad_link])
             continue
-        rid = short_hash(inp.profile.name, "item", item.source_id, it.guid or it.link)
+        link = _canon(inp, it.link)
+        rid = short_hash(inp.profile.name, "item", item.source_id, it.guid or link)
         ids.append(rid)
         if rid not in known:  # a feed read again reports only its new items
-            record: dict[str, Any] = {"kind": "feed_item", "url": it.link, "title": it.title,
+            record: dict[str, Any] = {"kind": "feed_item", "url": link, "title": it.title,
                                       "published": it.published}
             if task.get("keep_summary") and it.summary:
                 record["summary"] = it.summary[: int(task.get("summary_max_chars", 500))]
@@ -170,7 +197,7 @@ def _feed(inp: TaskInput) -> TaskOutput:
         short = it.summary_length < int(follow.get("summary_shorter_than", 0))
         wanted = (follow.get("mode") == "short_summary" and short) or (follow.get("mode") == "selected" and write_about)
         if wanted:
-            out.candidates.append(_article_candidate(item.follow(it.link, "article", seq=seq, ctx={"title": it.title}),
+            out.candidates.append(_article_candidate(item.follow(link, "article", seq=seq, ctx={"title": it.title}),
                                                      follow, now))
     # The memory of reported items: this read's first, then older ones, bounded.
     out.source_fields["seen_items"] = list(dict.fromkeys(ids + list(item.ctx.get("si") or ())))[: 2 * max_items]
@@ -250,13 +277,15 @@ def _page(inp: TaskInput) -> TaskOutput:
     if listing.error:
         out.skips.append((item.url, "bad_page", listing.error))
         return out
+    _bad_links(out, listing.bad_links)
     ids: list[str] = []
     for it in listing.items:
         # SPRING-01: title, link and publication time only; ListingItem has nothing else.
-        rid = short_hash(inp.profile.name, "item", item.source_id, it.link)
+        link = _canon(inp, it.link)
+        rid = short_hash(inp.profile.name, "item", item.source_id, link)
         ids.append(rid)
         if rid not in before:
-            _emit(inp, out, "item.found", rid, {"kind": "page_item", "url": it.link, "title": it.title,
+            _emit(inp, out, "item.found", rid, {"kind": "page_item", "url": link, "title": it.title,
                                                 "published": it.published})
     out.url_fields["emitted"] = tuple(dict.fromkeys(ids))
     fallback = inp.profile.task("sitemap_fallback")
@@ -326,7 +355,7 @@ def _sitemap(inp: TaskInput) -> TaskOutput:
         # SPRING-03: at most two child sitemaps per source and round, however many indexes.
         cap = Cap(f"children#{item.source_id}#{item.round_id}", limit, day, f"at most {limit} child sitemaps")
         for seq, child in enumerate(parsed.children):
-            nxt = item.follow(child, "sitemap", seq=seq, ctx={"role": role, "level": level + 1})
+            nxt = item.follow(_canon(inp, child), "sitemap", seq=seq, ctx={"role": role, "level": level + 1})
             out.candidates.append(Candidate(nxt, caps=(cap,), with_record=True))
     entries = list(parsed.urls)
     own = role == "agenda" and level == 0 and all(e.loc != item.source_url for e in entries)
@@ -345,7 +374,7 @@ def _sitemap(inp: TaskInput) -> TaskOutput:
 
 def _sitemap_entry(role: str, entry: sitemaps.SitemapEntry, item: WorkItem, inp: TaskInput,
                    seq: int) -> Candidate | tuple[str, str] | None:
-    loc, profile, day = entry.loc, inp.profile, inp.now + 86400
+    loc, profile, day = _canon(inp, entry.loc), inp.profile, inp.now + 86400
     if role == "fallback":
         if not under_path(loc, item.source_url):
             return None  # SPRING-03: only pages under the source's path (not worth a record each)
@@ -403,12 +432,13 @@ def _agenda(inp: TaskInput) -> TaskOutput:
     ids: list[str] = []
     for e in events:
         # One event, one result: an overview page and the event's own page name the same event.
-        rid = short_hash(inp.profile.name, "event", e.url or item.url, e.name or "", e.start or "")
+        url = _canon(inp, e.url) if e.url else item.url
+        rid = short_hash(inp.profile.name, "event", url, e.name or "", e.start or "")
         ids.append(rid)
         if rid in before or rid in inp.host_results:
             continue
         _emit(inp, out, "event.found", rid, {
-            "kind": "event", "url": e.url or item.url, "page": item.url, "name": e.name, "start": e.start,
+            "kind": "event", "url": url, "page": item.url, "name": e.name, "start": e.start,
             "end": e.end, "location": e.location, "online": e.online, "price": e.price,
             "description": e.description, "image": e.image, "format": e.source_format,
             # A cancelled or sold-out show must not look like a normal one.
@@ -471,7 +501,7 @@ def _homepage(inp: TaskInput) -> TaskOutput:
         return out
     info = site_check.site_info(inp.result.body, base_url=item.url, content_type=_ctype(inp.result))
     # PRAHA-04: nothing of the home page is kept but its name and where it led.
-    out.candidates.append(Candidate(item.follow(info.icon_url, "icon", ctx={**ctx, "name": info.name})))
+    out.candidates.append(Candidate(item.follow(_canon(inp, info.icon_url), "icon", ctx={**ctx, "name": info.name})))
     return out
 
 

@@ -82,9 +82,13 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             status, out, body = self.server.respond(self.path, headers)
         sent = self._write(status, out, body)
+        # The request target as it arrived (http.server folds a leading "//" of self.path into
+        # "/"): a site's log shows what the crawler sent.
+        words = self.requestline.split(" ")
+        target = words[1] if len(words) == 3 else self.path
         self.server._record(RequestRecord(
             t_start=t_start, t_end=time.time(), host=self.server.host, method=self.command,
-            path=self.path, headers=headers, status=status, bytes=sent,
+            path=target, headers=headers, status=status, bytes=sent,
             client=f"{self.client_address[0]}:{self.client_address[1]}"))
 
     def _write(self, status: int, out: list[tuple[str, str]], body: bytes) -> int:

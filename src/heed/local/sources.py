@@ -13,7 +13,7 @@ import yaml
 from heed_core.errors import one_line
 from heed_core.netguard import parse_target
 from heed_core.profile import TASK_KINDS, Profile
-from heed_core.urls import BadUrl, authority
+from heed_core.urls import BadUrl, authority, canonical
 from heed_core.work import Source
 
 __all__ = ["OPTIONS", "SourcesError", "load_source_file", "load_sources", "load_sources_csv", "source_from_mapping"]
@@ -70,6 +70,10 @@ def _url_problem(url: Any) -> str | None:
     if parse_target(url) is None:
         return (f"{url!r} cannot be fetched (it needs http or https, a valid host and port, "
                 "and no user:password@)")
+    try:
+        canonical(url)
+    except BadUrl:
+        return f"{url!r} is not a URL a browser could open (the URL Standard cannot parse it)"
     return None
 
 
@@ -151,6 +155,8 @@ def source_from_mapping(raw: Any, profile: Profile, where: str, sep: str = ".") 
     problem = _url_problem(url)
     if problem:
         raise SourcesError(f"{where}{sep}url: {problem}")
+    # One source, one URL: the spelling the bot requests (two spellings of a feed are one source).
+    url = canonical(url, profile.strip_params)
     if kind is None:
         raise SourcesError(f"{where}{sep}kind: missing (one of {', '.join(TASK_KINDS)})")
     if kind not in TASK_KINDS:

@@ -20,6 +20,7 @@ from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 from heed_core.adapters.body import CappedBody, content_codings, read_capped
 from heed_core.netguard import Target, is_local_name, is_public_address, parse_target
 from heed_core.ports import Clock, FetchRequest, FetchResult
+from heed_core.robots import path_to_match
 
 if TYPE_CHECKING:  # issue 13 hook: the signer's type only; signing code loads only when used
     from heed_core.identity.signing import RequestSigner
@@ -98,6 +99,11 @@ class RequestsTransport:
             prepared = requests.Request("GET", request.url, headers=headers).prepare()
         except (requests.RequestException, ValueError):
             return self._unsent(request, "invalid_url")
+        if path_to_match(prepared.path_url) != path_to_match(request.url):
+            # RFC 9309: robots.txt judged the URL as planned; a request whose path the HTTP
+            # library would rewrite (dot segments, say) is not the one judged, so it is not sent.
+            # Canonical URLs (heed_core.urls) never are.
+            return self._unsent(request, "url_rewritten")
         deadline = begun + self._total
         if time.monotonic() >= deadline:
             return self._unsent(request, "deadline")

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
-from urllib.parse import urljoin, urlsplit
 
 import lxml.html
+
+from heed_core.urls import Refused, resolve
 
 from .eventtime import DEFAULT_TIMEZONE, first_occurrence, normalise
 from .signals import DEFAULT_MAX_BYTES, parse_html
@@ -97,12 +98,8 @@ def absolute_url(value: str | None, base: str) -> str | None:
     """``value`` resolved against ``base``; only http(s) URLs survive (no javascript:, data:)."""
     if not value or not value.strip():
         return None
-    try:
-        url = urljoin(base, value.strip())
-        scheme = urlsplit(url).scheme
-    except ValueError:
-        return None
-    return url if scheme in ("http", "https") else None
+    got = resolve(base, value)  # as a browser resolves it (heed_core.urls: the URL Standard)
+    return None if isinstance(got, Refused) else str(got)
 
 
 def _local(name: str) -> str:

@@ -5,7 +5,6 @@ import io
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit
 
 import feedparser
 from lxml import etree
@@ -20,6 +19,7 @@ from heed_core.extract.safexml import (
     make_html_parser,
 )
 from heed_core.extract.xmlrecover import parse_xml_recovering
+from heed_core.urls import BAD_URL, Refused, resolve
 
 __all__ = ["NOT_A_FEED", "FeedItem", "FeedResult", "html_to_text", "parse_feed"]
 
@@ -51,6 +51,7 @@ class FeedItem:
     summary: str | None
     summary_length: int
     guid: str | None
+    bad_link: str | None = None  # a link that is no URL at all (as written): the item is skipped as bad_url
 
 
 @dataclass(frozen=True)
@@ -110,14 +111,15 @@ def _plain(detail: Any, fallback: Any = None) -> str:
     return _collapse(value) if kind == "text/plain" else html_to_text(value)
 
 
-def _absolute_http(link: Any, base_url: str) -> str | None:
+def _link(link: Any, base_url: str) -> tuple[str | None, str | None]:
+    """(the entry's link as a browser resolves it against the feed's URL, None), or (None, the
+    link as written) for one that is no URL; (None, None) for none or another scheme."""
     if not isinstance(link, str) or not link.strip():
-        return None
-    absolute = urljoin(base_url, link.strip())
-    parts = urlsplit(absolute)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return None
-    return absolute
+        return None, None
+    got = resolve(base_url, link)
+    if isinstance(got, Refused):
+        return None, (got.text if got.reason == BAD_URL else None)
+    return str(got), None
 
 
 def _item(entry: Any, base_url: str, max_summary_chars: int | None) -> FeedItem:
@@ -129,9 +131,11 @@ def _item(entry: Any, base_url: str, max_summary_chars: int | None) -> FeedItem:
     if max_summary_chars is not None and length > max_summary_chars:
         summary = summary[:max_summary_chars].rstrip()
     guid = entry.get("id")
+    link, bad = _link(entry.get("link"), base_url)
     return FeedItem(
         title=title,
-        link=_absolute_http(entry.get("link"), base_url),
+        link=link,
+        bad_link=bad,
         published=from_struct_time(entry.get("published_parsed") or entry.get("updated_parsed")),
         summary=summary or None,
         summary_length=length,
@@ -188,10 +192,9 @@ def parse_feed(
     try:
         parsed = feedparser.parse(
             io.BytesIO(data),
-            response_headers={
-                "content-location": base_url,
-                "content-type": "application/xml; charset=utf-8",
-            },
+            # No content-location: feedparser would join relative links with urllib's rules;
+            # they are resolved here as browsers do (heed_core.urls), against the feed's URL.
+            response_headers={"content-type": "application/xml; charset=utf-8"},
             resolve_relative_uris=False,
             sanitize_html=True,
         )

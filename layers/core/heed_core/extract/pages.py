@@ -7,12 +7,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urldefrag, urljoin, urlsplit
 
 from lxml import html as lxml_html
 
 from heed_core.extract.isodate import to_utc_iso
 from heed_core.extract.safexml import parse_html
+from heed_core.urls import BAD_URL, Refused, resolve
 
 __all__ = [
     "ListingItem",
@@ -67,6 +67,7 @@ class ListingResult:
     items: tuple[ListingItem, ...]
     feed_links: tuple[str, ...]
     error: str | None
+    bad_links: tuple[str, ...] = ()  # links that are no URL at all, as written (each a bad_url skip)
 
 
 def _clean(text: Any, *, unescape: bool = False) -> str:
@@ -79,19 +80,25 @@ def _clean(text: Any, *, unescape: bool = False) -> str:
     return _WS.sub(" ", text).strip()[:MAX_TITLE].rstrip()
 
 
-def absolute_http(href: Any, base: str) -> str | None:
-    """``href`` resolved against ``base`` if it is an http(s) URL (fragment dropped);
-    ``javascript:``, ``mailto:``, ``tel:``, ``data:`` and bare fragments give None."""
+_C0_OR_SPACE = "".join(map(chr, range(0x21)))
+
+
+def absolute_http(href: Any, base: str, bad: list[str] | None = None) -> str | None:
+    """``href`` resolved against ``base`` as a browser resolves it, if it is an http(s) URL
+    (``heed_core.urls.resolve``: the URL Standard, fragment dropped); ``javascript:``,
+    ``mailto:``, ``tel:``, ``data:`` and bare fragments give None. A link that is no URL at all
+    (``http://[google.com]/``) gives None too, and is added, as written, to ``bad``."""
     if not isinstance(href, str):
         return None
-    href = href.strip()
-    if not href or href.startswith("#"):
+    trimmed = href.strip(_C0_OR_SPACE)
+    if not trimmed or trimmed.startswith("#"):
         return None
-    absolute: str = urldefrag(urljoin(base, href)).url
-    parts = urlsplit(absolute)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    got = resolve(base, href)
+    if isinstance(got, Refused):
+        if got.reason == BAD_URL and bad is not None and len(bad) < 100:
+            bad.append(got.text)
         return None
-    return absolute
+    return str(got)
 
 
 def meta_content(root: lxml_html.HtmlElement, key: str) -> str | None:
@@ -130,7 +137,7 @@ def _ref(value: Any) -> Any:
     return value
 
 
-def _thing(node: dict[str, Any], base: str, inner: Any = None) -> ListingItem | None:
+def _thing(node: dict[str, Any], base: str, inner: Any = None, bad: list[str] | None = None) -> ListingItem | None:
     inner = inner if isinstance(inner, dict) else {}
     title = _clean(
         node.get("headline") or node.get("name") or inner.get("headline") or inner.get("name"),
@@ -146,7 +153,7 @@ def _thing(node: dict[str, Any], base: str, inner: Any = None) -> ListingItem | 
         node.get("@id"),
     )
     for candidate in candidates:
-        link = absolute_http(_ref(candidate), base)
+        link = absolute_http(_ref(candidate), base, bad)
         if link:
             break
     if not title or not link:
@@ -155,35 +162,35 @@ def _thing(node: dict[str, Any], base: str, inner: Any = None) -> ListingItem | 
     return ListingItem(title=title, link=link, published=published)
 
 
-def _walk_jsonld(node: Any, base: str, depth: int = 0) -> Iterator[ListingItem]:
+def _walk_jsonld(node: Any, base: str, bad: list[str], depth: int = 0) -> Iterator[ListingItem]:
     if depth > _MAX_JSON_DEPTH:
         return
     if isinstance(node, list):
         for child in node:
-            yield from _walk_jsonld(child, base, depth + 1)
+            yield from _walk_jsonld(child, base, bad, depth + 1)
         return
     if not isinstance(node, dict):
         return
     types = _types(node)
     if "listitem" in types:
         item = node.get("item")
-        found = _thing(node, base, item)
+        found = _thing(node, base, item, bad)
         if found is None and isinstance(item, str):
-            found = _thing({**node, "url": item}, base)
+            found = _thing({**node, "url": item}, base, None, bad)
         if found:
             yield found
         if isinstance(item, dict):
-            yield from _walk_jsonld(item, base, depth + 1)
+            yield from _walk_jsonld(item, base, bad, depth + 1)
     elif types & _ARTICLE_TYPES:
-        found = _thing(node, base)
+        found = _thing(node, base, None, bad)
         if found:
             yield found
     for key in _CONTAINER_KEYS:
         if key in node:
-            yield from _walk_jsonld(node[key], base, depth + 1)
+            yield from _walk_jsonld(node[key], base, bad, depth + 1)
 
 
-def _from_jsonld(root: lxml_html.HtmlElement, base: str) -> Iterator[ListingItem]:
+def _from_jsonld(root: lxml_html.HtmlElement, base: str, bad: list[str]) -> Iterator[ListingItem]:
     for script in root.iter("script"):
         if (script.get("type") or "").strip().lower() != "application/ld+json":
             continue
@@ -194,13 +201,13 @@ def _from_jsonld(root: lxml_html.HtmlElement, base: str) -> Iterator[ListingItem
             data = json.loads(text)
         except (ValueError, RecursionError):
             continue
-        yield from _walk_jsonld(data, base)
+        yield from _walk_jsonld(data, base, bad)
 
 
 # --- <article> elements and OpenGraph ------------------------------------------
 
 
-def _from_articles(root: lxml_html.HtmlElement, base: str) -> Iterator[ListingItem]:
+def _from_articles(root: lxml_html.HtmlElement, base: str, bad: list[str]) -> Iterator[ListingItem]:
     for art in root.iter("article"):
         # A nested <article> is a comment or a card inside a post: user content
         # (SPRING-01) or a duplicate; only the outermost ones are listing items.
@@ -210,7 +217,7 @@ def _from_articles(root: lxml_html.HtmlElement, base: str) -> Iterator[ListingIt
         if not found:
             continue
         anchor = found[0]
-        link = absolute_http(anchor.get("href"), base)
+        link = absolute_http(anchor.get("href"), base, bad)
         title = _clean(anchor.text_content()) or _clean(anchor.get("title"))
         if not link or not title:
             continue
@@ -219,23 +226,23 @@ def _from_articles(root: lxml_html.HtmlElement, base: str) -> Iterator[ListingIt
         yield ListingItem(title=title, link=link, published=published)
 
 
-def _from_opengraph(root: lxml_html.HtmlElement, base_url: str) -> Iterator[ListingItem]:
+def _from_opengraph(root: lxml_html.HtmlElement, base_url: str, bad: list[str]) -> Iterator[ListingItem]:
     published = meta_content(root, "article:published_time")
     if (meta_content(root, "og:type") or "").lower() != "article" and not published:
         return
     title = meta_content(root, "og:title")
-    link = absolute_http(meta_content(root, "og:url"), base_url) or absolute_http(base_url, base_url)
+    link = absolute_http(meta_content(root, "og:url"), base_url, bad) or absolute_http(base_url, base_url)
     if title and link:
         yield ListingItem(title=title, link=link, published=to_utc_iso(published))
 
 
-def _feed_links(root: lxml_html.HtmlElement, base: str) -> tuple[str, ...]:
+def _feed_links(root: lxml_html.HtmlElement, base: str, bad: list[str]) -> tuple[str, ...]:
     links: list[str] = []
     for el in root.iter("link"):
         rel = (el.get("rel") or "").lower().split()
         kind = (el.get("type") or "").split(";")[0].strip().lower()
         if "alternate" in rel and kind in _FEED_TYPES:
-            href = absolute_http(el.get("href"), base)
+            href = absolute_http(el.get("href"), base, bad)
             if href and href not in links:
                 links.append(href)
     return tuple(links)
@@ -260,13 +267,15 @@ def extract_listing(
     base = _page_base(root, base_url)
     items: list[ListingItem] = []
     seen: set[str] = set()
-    sources = (_from_jsonld(root, base), _from_articles(root, base), _from_opengraph(root, base_url))
+    bad: list[str] = []
+    sources = (_from_jsonld(root, base, bad), _from_articles(root, base, bad), _from_opengraph(root, base_url, bad))
     for source in sources:
         for item in source:
             if item.link not in seen and len(items) < max_items:
                 seen.add(item.link)
                 items.append(item)
-    return ListingResult(items=tuple(items), feed_links=_feed_links(root, base), error=None)
+    feed_links = _feed_links(root, base, bad)
+    return ListingResult(items=tuple(items), feed_links=feed_links, error=None, bad_links=tuple(dict.fromkeys(bad)))
 
 
 def extract_title(body: bytes, *, max_bytes: int = 5 * 2**20, content_type: str | None = None) -> str | None:

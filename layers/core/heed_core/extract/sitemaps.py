@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
 from heed_core.extract.isodate import to_utc_iso
 from heed_core.extract.safexml import EMPTY, TOO_LARGE, is_blank, local_name
 from heed_core.extract.xmlrecover import parse_xml_recovering
+from heed_core.urls import NOT_HTTP as URL_NOT_HTTP
+from heed_core.urls import Refused, resolve
 
 __all__ = ["INVALID_URL", "NOT_A_SITEMAP", "NOT_HTTP", "SitemapEntry", "SitemapResult", "gunzip_capped",
            "parse_sitemap"]
@@ -94,18 +95,14 @@ def gunzip_capped(data: bytes, *, limit: int) -> bytes:
 
 def _absolute_http(raw: str | None, base: str) -> tuple[str | None, str | None]:
     """(absolute http(s) URL, None) or (None, reason). Never raises: a malformed URL
-    ("http://[::1", "http://a]b/", a port that is no number) is one skipped entry."""
+    ("http://[::1", "http://a]b/", a port that is no number) is one skipped entry. The URL is
+    resolved as browsers resolve it (heed_core.urls: the URL Standard)."""
     if not raw or not raw.strip():
         return None, "no_loc"
-    try:
-        absolute = urljoin(base, raw.strip())
-        parts = urlsplit(absolute)
-        parts.port  # noqa: B018 - raises ValueError for a port that is no number
-    except ValueError:
-        return None, INVALID_URL
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return None, NOT_HTTP
-    return absolute, None
+    got = resolve(base, raw)
+    if isinstance(got, Refused):
+        return None, (NOT_HTTP if got.reason == URL_NOT_HTTP else INVALID_URL)
+    return str(got), None
 
 
 def _child_text(el: etree._Element, name: str) -> str | None:
