@@ -15,9 +15,10 @@ import pytest
 
 from heed_core.robots import parse_robots
 
-# Vendored (tests/fixtures/google-robotstxt-spec-test/README.md says from where), so a fresh
-# clone runs the corpus instead of skipping it.
-CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "google-robotstxt-spec-test"
+from tests.support.corpora import corpus
+
+# Google's corpus is read from ../shared/vendored/google-robotstxt-spec-test/ (its README says
+# from where); a clone without ../shared beside it skips these tests, saying so.
 BASELINE = Path(__file__).with_name("robots_baseline.json")
 
 # (robots.txt body, URL, agent) -> the RFC 9309 answer. RFC 9309 2.2.2 says non-ASCII octets
@@ -91,8 +92,9 @@ def _load(folder: str) -> list[Case]:
 
     spec_cls, allowed_value, google_value = _messages()
     cases = []
-    paths = sorted((CORPUS / folder).glob("*.textproto"))
-    assert paths, f"the vendored corpus has no {folder}/ files under {CORPUS}"
+    where = corpus("google-robotstxt-spec-test")
+    paths = sorted((where / folder).glob("*.textproto"))
+    assert paths, f"Google's corpus has no {folder}/ files under {where}"
     for path in paths:
         spec = text_format.Parse(path.read_text(encoding="utf-8"), spec_cls())
         for test in spec.tests:

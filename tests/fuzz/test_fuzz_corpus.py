@@ -1,10 +1,13 @@
 """The same promises as test_fuzz_extract.py, on real files damaged at random: the feeds, sitemaps,
 pages and agenda pages of tests/fixtures with slices cut, doubled, moved and markup put in, the
-way a cut transfer or a broken generator leaves them."""
+way a cut transfer or a broken generator leaves them. Where ../shared is beside the clone, the
+other projects' corpora (tests/support/corpora.py) are seeds too; the robots.txt seeds are only
+theirs, so that test skips without them."""
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 
 from heed_core.extract.challenge import is_challenge
@@ -16,6 +19,7 @@ from heed_core.extract.sitemaps import parse_sitemap
 from heed_core.robots import parse_robots
 
 from tests.fuzz.test_fuzz_extract import FEED_ERRORS, SITEMAP_ERRORS, _http
+from tests.support.corpora import absent, find_corpus
 from tests.support.fuzz import bounded
 from tests.support.fuzzgen import mutated
 
@@ -23,16 +27,23 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MAX_SEED = 64 * 1024
 
 
-def _seeds(*globs: str) -> tuple[bytes, ...]:
-    files = sorted({p for g in globs for p in FIXTURES.glob(g) if p.is_file() and p.stat().st_size <= MAX_SEED})
-    assert files, globs
+def _seeds(own: tuple[str, ...], theirs: dict[str, str]) -> tuple[bytes, ...]:
+    """Files of tests/fixtures matching ``own``, and of each corpus ``name: glob`` in ``theirs``
+    that ../shared holds, up to MAX_SEED bytes each; LICENSE and README files are no seeds."""
+    found = {p for g in own for p in FIXTURES.glob(g)}
+    for name, pattern in theirs.items():
+        where = find_corpus(name)
+        found |= set(where.glob(pattern)) if where is not None else set()
+    files = sorted(p for p in found if p.is_file() and p.stat().st_size <= MAX_SEED
+                   and not p.name.upper().startswith(("LICENSE", "README", "NOTICE")))
     return tuple(p.read_bytes() for p in files)
 
 
-FEEDS = _seeds("feeds/*.xml", "feedparser/**/*.xml")
-SITEMAPS = _seeds("sitemaps/*", "sitemap-cases/**/*")
-PAGES = _seeds("pages/*.html", "signals/*.html", "events/*.html", "schemaorg/**/*.html", "subsidy/*")
-ROBOTS = _seeds("crawler-commons-robots/**/*", "google-robotstxt-spec-test/**/*.txt")
+FEEDS = _seeds(("feeds/*.xml",), {"feedparser": "**/*.xml"})
+SITEMAPS = _seeds(("sitemaps/*",), {"sitemap-cases": "**/*.xml"})
+PAGES = _seeds(("pages/*.html", "signals/*.html", "events/*.html", "subsidy/*"), {})
+ROBOTS = _seeds((), {"crawler-commons-robots": "*.txt"})
+assert FEEDS and SITEMAPS and PAGES, "the project's own fixtures went missing from tests/fixtures"
 
 
 @given(mutated(FEEDS))
@@ -58,6 +69,7 @@ def test_a_damaged_real_page_gives_every_signal_and_its_events(body: bytes) -> N
         assert event.name and _http(event.url)
 
 
+@pytest.mark.skipif(not ROBOTS, reason=absent("crawler-commons-robots"))
 @given(mutated(ROBOTS))
 def test_common_02_a_damaged_real_robots_txt_parses(body: bytes) -> None:
     robots = bounded(lambda: parse_robots(body))

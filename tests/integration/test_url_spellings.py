@@ -19,6 +19,7 @@ from heed_core.work import Source
 
 from heed.demo.web import Route
 
+from tests.support.corpora import PEER_DATA
 from tests.support.pages import FeedEntry, feed_route, html_page, robots
 from tests.support.runs import at, derived, run_bot
 from tests.support.web import Web
@@ -26,8 +27,7 @@ from tests.support.web import Web
 pytestmark = pytest.mark.slow
 
 START = at("2026-12-01T10:00:00Z")
-ROOT = Path(__file__).resolve().parents[2]
-WPT = ROOT.parent / "shared" / "peer-data" / "wpt-url" / "urltestdata.json"
+WPT = PEER_DATA / "wpt-url" / "urltestdata.json"
 CLOSED = "User-agent: *\nDisallow: /private/\n"
 # Every way the issue (and more) spells a link into /private/ from a feed at /pub/feed.xml.
 INTO_PRIVATE = (

@@ -1,6 +1,8 @@
 """schema.org's own event examples against Heed's event extractor (WANNADO-10, WANNADO-01).
 
-For every example whose JSON-LD names an Event type, Heed must find each named event and the
+The examples are schema.org's (read from ../shared/vendored/schemaorg/, see
+tests/support/corpora.py; skipped where it is absent). For every example whose JSON-LD names an
+Event type, Heed must find each named event and the
 fields the example gives (dates, location, price, description, image, link, status,
 availability); the same examples with their microdata and RDFa on one page must not yield an
 event twice. Counts are printed and checked against tests/fixtures/corpus_baseline.json.
@@ -16,8 +18,9 @@ import pytest
 
 from heed_core.extract.events import Event, extract_events
 
+from tests.support.corpora import corpus
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-EXAMPLES = FIXTURES / "schemaorg" / "event-examples.txt"
 PAGE = "https://agenda.example/"
 # The reference reading, independent of the extractor: schema.org 30.0's Event and all its
 # subtypes (from schemaorg-all-https-types.csv), less the deprecated UserInteraction family.
@@ -39,7 +42,8 @@ _SECTION = re.compile(r"^(TYPES|PRE-MARKUP|MICRODATA|RDFA|JSON):[ \t]*", re.M)
 
 def _examples() -> list[tuple[str, dict[str, str]]]:
     out = []
-    for chunk in re.split(r"(?=^TYPES:)", EXAMPLES.read_text(encoding="utf-8"), flags=re.M):
+    examples = corpus("schemaorg") / "event-examples.txt"
+    for chunk in re.split(r"(?=^TYPES:)", examples.read_text(encoding="utf-8"), flags=re.M):
         if not chunk.startswith("TYPES:"):
             continue
         marks = list(_SECTION.finditer(chunk))

@@ -1,9 +1,10 @@
 """feedparser's own test feeds against Heed's feed parser (AUBE-01, PRAHA-01).
 
-Wherever the installed feedparser reads entries from a corpus file, Heed yields the same items
-(count and links), except the deliberate refusals in tests/fixtures/feeds-corpus-refusals.md;
-no file makes the parser raise. Counts are printed and checked against a baseline that must
-not drop (tests/fixtures/corpus_baseline.json).
+The feeds are feedparser's (read from ../shared, see tests/support/corpora.py; skipped where it
+is absent). Wherever the installed feedparser reads entries from a corpus file, Heed yields the
+same items (count and links), except the deliberate refusals in
+tests/fixtures/feeds-corpus-refusals.md; no file makes the parser raise. Counts are printed and
+checked against a baseline that must not drop (tests/fixtures/corpus_baseline.json).
 """
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ import pytest
 from heed_core.extract.feeds import parse_feed
 from heed_core.urls import Refused, resolve
 
+from tests.support.corpora import corpus
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-CORPUS = FIXTURES / "feedparser"
 REFUSALS = FIXTURES / "feeds-corpus-refusals.md"
 BASELINE = FIXTURES / "corpus_baseline.json"
 _HEADER = re.compile(rb"^Header:\s+([^:]+):(.*)$", re.M)
@@ -44,11 +46,16 @@ def _content_type(data: bytes) -> str | None:
     return value.decode("latin-1") if value else None
 
 
-def _read_all() -> list[tuple[str, int, list[str | None], list[str | None], str | None]]:
+def _feeds() -> Path:
+    """feedparser's test feeds: ../shared/vendored/feedparser (peer-data/feeds/feedparser is the same set)."""
+    return corpus("feedparser", "feeds/feedparser")
+
+
+def _read_all(where: Path) -> list[tuple[str, int, list[str | None], list[str | None], str | None]]:
     """(file, feedparser's entry count, its links, Heed's links, Heed's error) per corpus file."""
     rows = []
-    for path in sorted(CORPUS.rglob("*.xml")):
-        name = path.relative_to(CORPUS).as_posix()
+    for path in sorted(where.rglob("*.xml")):
+        name = path.relative_to(where).as_posix()
         data = path.read_bytes()
         ctype = _content_type(data)
         url = f"http://127.0.0.1:8097/tests/{name}"
@@ -61,9 +68,10 @@ def _read_all() -> list[tuple[str, int, list[str | None], list[str | None], str 
 
 
 @pytest.fixture(scope="module")
-def corpus() -> list[tuple[str, int, list[str | None], list[str | None], str | None]]:
-    rows = _read_all()
-    assert len(rows) > 2000, f"the vendored corpus is missing under {CORPUS}"
+def readings() -> list[tuple[str, int, list[str | None], list[str | None], str | None]]:
+    where = _feeds()
+    rows = _read_all(where)
+    assert len(rows) > 2000, f"feedparser's corpus is incomplete under {where}: {len(rows)} feeds"
     return rows
 
 
@@ -71,9 +79,9 @@ def _refusals() -> set[str]:
     return set(_ROW.findall(REFUSALS.read_text(encoding="utf-8")))
 
 
-def test_aube_01_every_feed_feedparser_reads_yields_the_same_items(corpus) -> None:
+def test_aube_01_every_feed_feedparser_reads_yields_the_same_items(readings) -> None:
     # GIVEN every corpus feed in which feedparser finds entries
-    with_entries = [r for r in corpus if r[1]]
+    with_entries = [r for r in readings if r[1]]
     refusals = _refusals()
     # WHEN Heed reads the same bytes THEN it yields the same items, count and links
     differ = {name: (theirs, ours, error) for name, _n, theirs, ours, error in with_entries if theirs != ours}
@@ -91,10 +99,10 @@ def test_aube_01_every_feed_feedparser_reads_yields_the_same_items(corpus) -> No
     assert yielding >= baseline["feeds_yielding"] and kept >= baseline["entries"]
 
 
-def test_no_corpus_file_makes_the_parser_raise(corpus) -> None:
+def test_no_corpus_file_makes_the_parser_raise(readings) -> None:
     # _read_all already ran parse_feed on every file; here also without the HTTP header and
     # cut in half, the shapes a transport may hand over.
-    for path in sorted(CORPUS.rglob("*.xml")):
+    for path in sorted(_feeds().rglob("*.xml")):
         data = path.read_bytes()
         parse_feed(data, base_url="https://x.example/feed", max_items=40)
         parse_feed(data[: len(data) // 2], base_url="https://x.example/feed", max_items=40)

@@ -1,8 +1,9 @@
 """Scrapy's and ultimate-sitemap-parser's sitemap cases against Heed (SPRING-03, WANNADO-06, SUBSIDIE-01).
 
-Each vendored body yields the URLs its project's test expects (tests/fixtures/sitemap-cases/),
-except the deliberate differences marked there with why. Counts are printed and checked
-against tests/fixtures/corpus_baseline.json.
+Each body (read from ../shared/vendored/sitemap-cases/, see tests/support/corpora.py; skipped
+where it is absent) yields the URLs its project's test expects (our table:
+tests/fixtures/sitemap-cases/expectations.json), except the deliberate differences marked there
+with why. Counts are printed and checked against tests/fixtures/corpus_baseline.json.
 """
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ import pytest
 
 from heed_core.extract.sitemaps import parse_sitemap
 
+from tests.support.corpora import corpus
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-CASES = FIXTURES / "sitemap-cases"
-EXPECT = json.loads((CASES / "expectations.json").read_text(encoding="utf-8"))["cases"]
+EXPECT = json.loads((FIXTURES / "sitemap-cases" / "expectations.json").read_text(encoding="utf-8"))["cases"]
 
 
 def _read(name: str):
     base = "http://www.example.com/sitemap.xml" if name.startswith("scrapy/") else "http://test_ultimate-sitemap-parser.com/sitemap.xml"
-    return parse_sitemap((CASES / name).read_bytes(), url=base)
+    return parse_sitemap((corpus("sitemap-cases") / name).read_bytes(), url=base)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECT))
@@ -37,7 +39,8 @@ def test_sitemap_case_yields_the_expected_urls(name: str) -> None:
 
 
 def test_every_vendored_body_is_covered_and_counts_do_not_drop() -> None:
-    files = {p.relative_to(CASES).as_posix() for p in CASES.rglob("*.xml")}
+    cases = corpus("sitemap-cases")
+    files = {p.relative_to(cases).as_posix() for p in cases.rglob("*.xml")}
     assert files == set(EXPECT), "a vendored sitemap body without an expectation, or the reverse"
     wanted = sum(len(c.get("urls", [])) + len(c.get("children", [])) for c in EXPECT.values() if "heed" not in c)
     got = 0

@@ -1,7 +1,9 @@
 """crawler-commons' robots.txt test files against heed_core.robots (COMMON-02/03, AUBE-04).
 
-The files and the assertions crawler-commons makes on them are vendored under
-tests/fixtures/crawler-commons-robots/ (its README says from where). Every assertion must
+The files are crawler-commons' own (read from ../shared/vendored/crawler-commons-robots/, see
+tests/support/corpora.py; skipped where it is absent); the assertions crawler-commons makes on
+them are written down as data in tests/fixtures/crawler-commons-robots/expectations.json (ours,
+its README says from where). Every assertion must
 hold, except the few listed in KNOWN_DIFFERENCES with why; those are asserted to still
 differ, so a change that closes one shows up here.
 """
@@ -13,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from heed_core.robots import parse_robots
+
+from tests.support.corpora import corpus
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "crawler-commons-robots"
 EXPECT = json.loads((FIXTURES / "expectations.json").read_text(encoding="utf-8"))
@@ -34,7 +38,7 @@ KNOWN_SITEMAP_DIFFERENCES = {
 
 
 def _robots(name: str):
-    return parse_robots((FIXTURES / name).read_bytes())
+    return parse_robots((corpus("crawler-commons-robots") / name).read_bytes())
 
 
 @pytest.mark.parametrize("case", EXPECT["verdicts"], ids=lambda c: f"{c['test']}-{c['file']}-{c['agent']}-{c['url']}")
@@ -65,6 +69,9 @@ def test_crawler_commons_sitemaps(case: dict) -> None:
 
 
 def test_every_vendored_file_parses() -> None:
-    for path in sorted(FIXTURES.glob("*.txt")):
+    files = sorted(corpus("crawler-commons-robots").glob("*.txt"))
+    named = {c["file"] for key in ("verdicts", "crawl_delays", "sitemap_counts") for c in EXPECT[key]}
+    assert named <= {p.name for p in files}, "a file the expectations name is missing from the corpus"
+    for path in files:
         robots = parse_robots(path.read_bytes())
         robots.verdict("https://example.org/", "anybot")

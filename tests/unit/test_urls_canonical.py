@@ -4,7 +4,6 @@ requested, judged by robots.txt, deduplicated and recorded."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,8 +22,9 @@ from heed_core.urls import (
     resolve,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-WPT = ROOT.parent / "shared" / "peer-data" / "wpt-url" / "urltestdata.json"
+from tests.support.corpora import PEER_DATA
+
+WPT = PEER_DATA / "wpt-url" / "urltestdata.json"
 SITE = "http://site.example/pub/x"
 
 
