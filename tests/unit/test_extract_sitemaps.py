@@ -224,3 +224,22 @@ def test_atom_feed_as_sitemap_takes_the_alternate_link() -> None:
 
 def test_text_without_urls_is_not_a_sitemap() -> None:
     assert parse_sitemap(b"User-agent: *\nDisallow: /\n", url="https://h.example/sitemap.txt").error == "not_a_sitemap"
+
+
+@pytest.mark.parametrize("codec, bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff"), ("utf-16-le", b""),
+                                        ("utf-16-be", b""), ("utf-32-le", b"\xff\xfe\x00\x00")])
+def test_wannado_06_a_utf16_sitemap_is_read_and_said(codec: str, bom: bytes) -> None:
+    # GIVEN a sitemap written in UTF-16 (or 32), with a BOM or without, as some generators do
+    prolog = '<?xml version="1.0" encoding="UTF-16"?>'
+    text = _urlset("https://h.example/å", "https://h.example/b", prolog=prolog).decode()
+    # WHEN it is read THEN its URLs are the UTF-8 sitemap's, and the encoding is said
+    result = parse_sitemap(bom + text.encode(codec), url="https://h.example/s.xml")
+    assert (result.error, result.kind) == (None, "urlset")
+    assert [e.loc for e in result.urls] == ["https://h.example/%C3%A5", "https://h.example/b"]
+    assert result.recovered == (f"encoding: {codec}{' (BOM)' if bom else ''}, not the UTF-8 sitemaps.org asks for",)
+
+
+def test_a_utf16_plain_text_sitemap_with_a_bom_is_read() -> None:
+    body = "\ufeffhttps://h.example/a\nhttps://h.example/b\n".encode("utf-16-le")
+    result = parse_sitemap(body, url="https://h.example/sitemap.txt")
+    assert (result.kind, [e.loc for e in result.urls]) == ("text", ["https://h.example/a", "https://h.example/b"])

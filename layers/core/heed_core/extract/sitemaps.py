@@ -8,7 +8,7 @@ from lxml import etree
 
 from heed_core.extract.isodate import to_utc_iso
 from heed_core.extract.safexml import EMPTY, TOO_LARGE, is_blank, local_name
-from heed_core.extract.xmlrecover import parse_xml_recovering
+from heed_core.extract.xmlrecover import parse_xml_recovering, unicode_codec
 from heed_core.urls import NOT_HTTP as URL_NOT_HTTP
 from heed_core.urls import Refused, resolve
 
@@ -148,8 +148,19 @@ class _Collector:
                              recovered=recovered, kind=kind)
 
 
+def _text_codec(body: bytes) -> tuple[str, int, tuple[str, ...]]:
+    """(codec, BOM length, what to say) for a sitemap's bytes: UTF-8 unless a BOM or the first
+    characters say UTF-16/32, which sitemaps.org does not allow but some generators write."""
+    sniffed = unicode_codec(body)
+    if sniffed is None or sniffed[0] == "utf-8":
+        return "utf-8", sniffed[1] if sniffed else 0, ()
+    codec, skip = sniffed
+    return codec, skip, (f"encoding: {codec}{' (BOM)' if skip else ''}, not the UTF-8 sitemaps.org asks for",)
+
+
 def _plain_text(body: bytes, url: str, max_entries: int) -> SitemapResult:
-    text = body.decode("utf-8", errors="replace").lstrip("\ufeff")
+    codec, skip, said = _text_codec(body)
+    text = body[skip:].decode(codec, errors="replace").lstrip("\ufeff")
     found = _Collector(url, max_entries)
     for line in text.splitlines():
         line = line.strip()
@@ -161,7 +172,7 @@ def _plain_text(body: bytes, url: str, max_entries: int) -> SitemapResult:
             break
     if not found.urls:
         return _failed(NOT_A_SITEMAP)
-    return found.result("text")
+    return found.result("text", said)
 
 
 def _atom_link(entry: etree._Element) -> str | None:
@@ -220,16 +231,20 @@ def parse_sitemap(
             return _failed(DECOMPRESSION_ERROR)
     if is_blank(body):
         return _failed(EMPTY)
-    head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n")
-    if not head.startswith(b"<"):
+    codec, skip, said = _text_codec(body)
+    # A UTF-16/32 sitemap (with a BOM or without) is XML as much as a UTF-8 one: judged on its
+    # characters, not on its first byte.
+    head = body[skip:skip + 512].decode(codec, errors="replace").lstrip("\ufeff \t\r\n")
+    if not head.startswith("<"):
         return _plain_text(body, url, max_entries)
     doc = parse_xml_recovering(body, max_bytes=max(max_bytes, max_decompressed), roots=_ROOTS, entries=_ENTRIES)
     if doc.root is None:
-        return _failed(doc.error or EMPTY, doc.recovered)
+        return _failed(doc.error or EMPTY, said + doc.recovered)
     kind = local_name(doc.root)
     found = _Collector(url, max_entries)
+    recovered = said + doc.recovered
     if kind in ("rss", "feed", "RDF"):
-        return found.result(_feed_entries(doc.root, found), doc.recovered)
+        return found.result(_feed_entries(doc.root, found), recovered)
     if kind not in ("urlset", "sitemapindex"):
         return _failed(NOT_A_SITEMAP)
     entry_tag = "url" if kind == "urlset" else "sitemap"
@@ -243,4 +258,4 @@ def parse_sitemap(
             found.add(loc, child=True)
         if found.full:
             break
-    return found.result(kind, doc.recovered)
+    return found.result(kind, recovered)

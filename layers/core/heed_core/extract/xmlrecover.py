@@ -30,7 +30,7 @@ from heed_core.extract.safexml import (
     make_xml_parser,
 )
 
-__all__ = ["decode_xml", "parse_xml_recovering"]
+__all__ = ["decode_xml", "parse_xml_recovering", "unicode_codec"]
 
 _BOM_CODECS = (
     (b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe\x00\x00", "utf-32-le"),
@@ -95,6 +95,18 @@ def _strict(data: bytes, codec: str) -> str | None:
         return None
 
 
+def unicode_codec(body: bytes) -> tuple[str, int] | None:
+    """(codec, BOM length) when the first bytes say UTF-8 by a BOM, or UTF-16/32 by a BOM or by
+    how "<?" is spelled in two or four bytes; None for an ASCII-compatible start."""
+    for bom, codec in _BOM_CODECS:
+        if body.startswith(bom):
+            return codec, len(bom)
+    for sniff, codec in _SNIFF_CODECS:
+        if body.startswith(sniff):
+            return codec, 0
+    return None
+
+
 def decode_xml(body: bytes, content_type: str | None) -> tuple[str, str | None]:
     """Text of an XML document and, when the bytes did not follow what was declared, a note.
 
@@ -102,12 +114,10 @@ def decode_xml(body: bytes, content_type: str | None) -> tuple[str, str | None]:
     feedparser and browsers); the encoding in the XML declaration; UTF-8; windows-1252,
     the encoding of most mislabelled Western pages. A candidate is used only if the bytes
     decode under it without error; the last resort replaces what does not decode."""
-    for bom, codec in _BOM_CODECS:
-        if body.startswith(bom):
-            return body[len(bom):].decode(codec, errors="replace"), None
-    for sniff, codec in _SNIFF_CODECS:
-        if body.startswith(sniff):
-            return body.decode(codec, errors="replace"), None
+    sniffed = unicode_codec(body)
+    if sniffed is not None:
+        codec, skip = sniffed
+        return body[skip:].decode(codec, errors="replace"), None
     http = _codec(charset_from_content_type(content_type))
     m = _DECL_ENCODING.search(body, 0, 512)
     declared_name = m.group(1).decode("ascii").lower() if m else None
