@@ -301,3 +301,59 @@ def test_wannado_10_event_schedule_without_a_start_date_gives_no_start() -> None
     event = _one({"@type": "Event", "name": "Maandelijks", "eventSchedule": {
         "@type": "Schedule", "repeatFrequency": "P1M", "byDay": "2MO", "startTime": "18:00:00"}})
     assert event.start is None
+
+
+def _markup_page(markup: str) -> bytes:
+    return f"<!DOCTYPE html><html><head><title>Agenda</title></head><body>{markup}</body></html>".encode()
+
+
+def test_wannado_10_microdata_item_typed_an_event_only_through_additional_type() -> None:
+    # GIVEN a microdata item of another type that says it is an Event too (additionalType), with
+    # two names, a PostalAddress for a place and a date
+    page = _markup_page(
+        '<div itemscope itemtype="https://schema.org/TouristAttraction">'
+        '<link itemprop="additionalType" href="https://schema.org/Event">'
+        '<meta itemprop="name" content="Kermis 2027"><meta itemprop="name" content="Fair 2027">'
+        '<meta itemprop="startDate" content="2027-08-20T10:00">'
+        '<div itemprop="location" itemscope itemtype="https://schema.org/PostalAddress">'
+        '<meta itemprop="addressLocality" content="Oudeveer"><meta itemprop="addressCountry" content="NL"></div>'
+        '</div>'
+        '<div itemscope itemtype="https://schema.org/TouristAttraction">'
+        '<link itemprop="additionalType" href="https://schema.org/Winery"><meta itemprop="name" content="Wijngaard">'
+        '</div>')
+    # WHEN its events are read THEN the Event is one (its first name), the Winery is none
+    (event,) = extract_events(page, base_url="https://veerhuis.example.nl/agenda").events
+    assert (event.name, event.start[:16], event.location, event.source_format) == (
+        "Kermis 2027", "2027-08-20T10:00", "Oudeveer, NL", "microdata")
+
+
+def test_wannado_10_rdfa_type_given_by_rdf_type() -> None:
+    page = _markup_page('<div vocab="https://schema.org/" typeof="Place"><div property="name" content="Braderie"></div>'
+                        '<div rel="rdf:type" resource="https://schema.org/Event"></div>'
+                        '<div property="startDate" content="2027-05-01"></div></div>')
+    (event,) = extract_events(page, base_url="https://h.example/agenda").events
+    assert (event.name, event.start) == ("Braderie", "2027-05-01")
+
+
+def test_wannado_01_rdfa_rel_gives_the_event_its_own_link_not_its_container_s() -> None:
+    # GIVEN an RDFa place whose rel="url" is its own site, holding an event (rel="event") whose
+    # rel="url" is the event's page, its offer opened by rel="offers" typeof="Offer"
+    page = _markup_page(
+        '<div vocab="https://schema.org/" typeof="TouristDestination">'
+        '<div property="name" content="Wijnroute"></div><div rel="url" resource="https://route.example/"></div>'
+        '<div rel="event"><div typeof="Event"><div property="name" content="Wijnweek"></div>'
+        '<div property="startDate" content="2027-11-06"></div>'
+        '<div rel="url" resource="/agenda/wijnweek"></div>'
+        '<div rel="offers" typeof="Offer"><span property="price">12</span>'
+        '<meta property="priceCurrency" content="EUR"></div></div></div></div>')
+    # WHEN its events are read THEN the event links to its own page and keeps its price
+    (event,) = extract_events(page, base_url="https://route.example/nl/").events
+    assert (event.name, event.url, event.price) == ("Wijnweek", "https://route.example/agenda/wijnweek", "EUR 12.00")
+
+
+def test_wannado_10_rdfa_hanging_rel_reaches_the_place_below_it() -> None:
+    page = _markup_page('<div vocab="https://schema.org/" typeof="Event"><span property="name">Lezing</span>'
+                        '<div rel="location"><div><div typeof="Place"><span property="name">Bibliotheek</span>'
+                        '</div></div></div></div>')
+    (event,) = extract_events(page, base_url="https://h.example/agenda").events
+    assert (event.name, event.location) == ("Lezing", "Bibliotheek")

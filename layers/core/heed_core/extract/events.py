@@ -46,7 +46,7 @@ _URL_ATTR = {"a": "href", "area": "href", "link": "href", "img": "src", "audio":
 # Properties whose value is a link. For any other property on an <a>, the visible text is
 # what the author meant (``<a itemprop="name" href=...>Title</a>`` is common in the wild).
 _URL_PROPS = frozenset({"url", "image", "sameAs", "logo", "contentUrl", "thumbnailUrl", "availability",
-                        "eventStatus", "eventAttendanceMode", "item"})
+                        "eventStatus", "eventAttendanceMode", "item", "additionalType"})
 
 
 @dataclass(frozen=True)
@@ -386,9 +386,26 @@ def _literal(el: lxml.html.HtmlElement, fmt: str, names: list[str]) -> str:
     return text
 
 
+
+
+def _gives_type(name: str) -> bool:
+    """Whether a property gives its item one more type than its itemtype/typeof names: schema.org's
+    additionalType (``<link itemprop="additionalType" href="https://schema.org/Event">`` on a
+    TouristAttraction), or RDF's own type in RDFa (``rel="rdf:type"``)."""
+    return name == "rdf:type" or _local(name) == "additionalType"
+
+
+def _link_of(el: lxml.html.HtmlElement) -> str | None:
+    return next((v for a in ("resource", "href", "src") if (v := el.get(a))), None)
+
+
 def _scoped_items(root: lxml.html.HtmlElement, fmt: str) -> list[dict[str, Any]]:
     """Event items of microdata (``itemscope``/``itemtype``/``itemprop``) or RDFa
-    (``typeof``/``property``), as JSON-LD-shaped dicts whose values are lists."""
+    (``typeof``/``property``/``rel``), as JSON-LD-shaped dicts whose values are lists. An item
+    is an event by its itemtype/typeof or by an ``additionalType`` (RDFa: ``rdf:type``) it gives.
+    RDFa's ``rel`` names a link property: its value is the element's resource/href/src, the item
+    the element itself opens (``rel="offers" typeof="Offer"``), or, with neither, the items just
+    below it (a hanging ``rel``)."""
     scope_attr, type_attr, prop_attr = (("itemscope", "itemtype", "itemprop") if fmt == "microdata"
                                         else ("typeof", "typeof", "property"))
 
@@ -398,24 +415,58 @@ def _scoped_items(root: lxml.html.HtmlElement, fmt: str) -> list[dict[str, Any]]
     def item(el: Any, depth: int) -> dict[str, Any]:
         node: dict[str, Any] = {"@type": (el.get(type_attr) or "").split()}
 
-        def walk(parent: Any) -> None:
+        def add(names: list[str], value: Any) -> None:
+            for n in names:
+                node.setdefault(_local(n), []).append(value)
+                if _gives_type(n) and isinstance(value, str) and value.strip():
+                    node["@type"].append(value.strip())
+
+        def walk(parent: Any, hanging: list[str]) -> None:
             for child in parent.iterchildren():
                 if not isinstance(child.tag, str):
                     continue
                 names = (child.get(prop_attr) or "").split()
+                rels = (child.get("rel") or "").split() if fmt == "rdfa" else []
+                link = _link_of(child) if rels else None
                 nested = is_scope(child)
+                value = item(child, depth + 1) if nested and depth < _MAX_DEPTH else None
                 if names:
-                    value = item(child, depth + 1) if nested and depth < _MAX_DEPTH else _literal(child, fmt, names)
-                    for n in names:
-                        node.setdefault(_local(n), []).append(value)
+                    add(names, value if value is not None else _literal(child, fmt, names))
+                if rels and (value is not None or link):
+                    add(rels, value if value is not None else link)
+                if hanging and value is not None and not names and not rels:
+                    add(hanging, value)
                 if not nested:
-                    walk(child)
+                    # A hanging rel reaches the items below it, through plain wrappers.
+                    walk(child, rels if rels and not link else ([] if names else hanging))
 
-        walk(el)
+        walk(el, [])
         return node
 
-    return [item(el, 0) for el in root.iter() if isinstance(el.tag, str) and is_scope(el)
-            and _is_event({_local(t) for t in (el.get(type_attr) or "").split()})]
+    def declared(el: Any) -> set[str]:
+        return {_local(t) for t in (el.get(type_attr) or "").split()}
+
+    # Items that type themselves through a property: the nearest scope above each such property.
+    typed_by_property: set[Any] = set()
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        given = (el.get(prop_attr) or "").split() + ((el.get("rel") or "").split() if fmt == "rdfa" else [])
+        if any(_gives_type(n) for n in given):
+            owner = next((a for a in el.iterancestors() if is_scope(a)), None)
+            if owner is not None:
+                typed_by_property.add(owner)
+    found = []
+    for el in root.iter():
+        if not isinstance(el.tag, str) or not is_scope(el):
+            continue
+        if _is_event(declared(el)):
+            found.append(item(el, 0))
+        elif el in typed_by_property:
+            node = item(el, 0)
+            if _is_event(_types(node)):
+                found.append(node)
+    return found
 
 
 def extract_events(
