@@ -229,6 +229,39 @@ def test_feed_cut_inside_its_first_item_has_no_items_and_says_why() -> None:
     assert result.recovered == ("truncated: no complete entry before the break",)
 
 
+def test_aube_01_a_cdata_section_never_closed_is_closed_before_its_element_ends() -> None:
+    # GIVEN a feed whose authors forgot "]]>" twice (in the middle and at the end), one CDATA closed
+    body = _rss("T", "<item><title>Uno</title><link>https://b.example/1</link><description>ok</description></item>"
+                "<item><title>Due</title><link>https://b.example/2</link>"
+                "<description><![CDATA[<p>mai chiuso</p></description></item>"
+                "<item><title>Tre</title><link>https://b.example/3</link>"
+                "<description><![CDATA[chiuso <b>bene</b>]]></description></item>"
+                "<item><title>Quattro</title><link>https://b.example/4</link>"
+                "<description><![CDATA[di nuovo</description></item>")
+    # WHEN it is parsed THEN every item is kept with its own summary, and the mending is said
+    result = parse_feed(body, base_url="https://b.example/", max_items=40)
+    assert [(i.title, i.summary) for i in result.items] == [
+        ("Uno", "ok"), ("Due", "mai chiuso"), ("Tre", "chiuso bene"), ("Quattro", "di nuovo")]
+    assert result.recovered == ("unclosed_cdata: 2 section(s) closed before their element's end tag",)
+
+
+def test_a_cdata_section_holding_its_element_s_end_tag_as_text_is_left_alone() -> None:
+    body = _rss("T", "<item><title>X</title><link>https://b.example/x</link>"
+                "<description><![CDATA[scrivi </description> nel codice]]></description></item>")
+    result = parse_feed(body, base_url="https://b.example/", max_items=40)
+    assert ([i.link for i in result.items], result.recovered) == (["https://b.example/x"], ())
+
+
+def test_aube_03_a_feed_cut_inside_a_cdata_section_drops_the_cut_item() -> None:
+    # The section never closes and no end tag follows: the transfer was cut there, and the
+    # summary that would decide whether the article page is needed (AUBE-03) is not all here.
+    body = _rss("T", "<item><title>Uno</title><link>https://b.example/1</link></item>"
+                "<item><title>Due</title><link>https://b.example/2</link><description><![CDATA[<p>tagl")
+    result = parse_feed(body[:body.index(b"tagl") + 4], base_url="https://b.example/", max_items=40)
+    assert [i.link for i in result.items] == ["https://b.example/1"]
+    assert result.recovered == ("truncated: kept the entries before the break",)
+
+
 def test_billion_laughs_is_refused_quickly() -> None:
     decls = "".join(f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 10))
     body = (f'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY lol0 "lol">{decls}]>'

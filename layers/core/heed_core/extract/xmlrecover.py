@@ -3,9 +3,10 @@
 Small hand-built sites send feeds that a strict parser refuses: an HTML entity (``&nbsp;``),
 a bare ``&``, bytes in another encoding than the one declared, blank lines or a comment before
 ``<?xml``, a PHP warning after the root, an undeclared ``media:`` prefix, raw ``<br>`` in a
-description, a file cut short. Each is mended here on the decoded text, then the result goes
-through safexml's hardened parser (no DTD loaded, no entity from a DOCTYPE expanded, nothing
-fetched, libxml2's limits on). What was mended is said in ``XmlDoc.recovered``.
+description, a CDATA section whose ``]]>`` was forgotten, a file cut short. Each is mended here
+on the decoded text, then the result goes through safexml's hardened parser (no DTD loaded, no
+entity from a DOCTYPE expanded, nothing fetched, libxml2's limits on). What was mended is said
+in ``XmlDoc.recovered``.
 
 Still refused: a DOCTYPE that declares entities (``entity_expansion``), input over the cap
 (``too_large``), and a mended text more than twice the cap (``too_large``).
@@ -209,6 +210,47 @@ def _well_formed_fragment(content: str) -> bool:
     return not stack and "<" not in content[pos:]
 
 
+_CDATA_OPEN = "<![CDATA["
+_CDATA_CLOSE = "]]>"
+# The start tag a CDATA section sits right after, e.g. "<description>" of "<description><![CDATA[".
+_OPENING_TAG = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*)(?:\s[^<>]*)?>\s*")
+
+
+def _close_cdata(text: str) -> tuple[str, int]:
+    """A CDATA section whose ``]]>`` was forgotten is closed before the end tag of the element it
+    opens in: ``<description><![CDATA[<p>x</p></description>``. It is taken as forgotten when that
+    end tag comes before any ``]]>``, and either no ``]]>`` follows at all or another section opens
+    between the two (the ``]]>`` is that one's). Where no such end tag follows, the file was cut
+    inside the section and stays as it is (the cut entry is dropped like any other). Returns the
+    text and how many sections were closed."""
+    out: list[str] = []
+    pos = closed = 0
+    close = 0  # the next "]]>" at or after the section's start; -1 once none is left
+    at = text.find(_CDATA_OPEN)
+    while at >= 0:
+        inside = at + len(_CDATA_OPEN)
+        if 0 <= close < inside:
+            close = text.find(_CDATA_CLOSE, inside)
+        lt = text.rfind("<", max(pos, at - 300), at)
+        opening = _OPENING_TAG.fullmatch(text, lt, at) if lt >= 0 else None
+        end = -1
+        if opening is not None:
+            end = text.find(f"</{opening.group(1)}", inside, close if close >= 0 else len(text))
+        if end >= 0 and (close < 0 or text.find(_CDATA_OPEN, end, close) >= 0):
+            out.append(text[pos:end] + _CDATA_CLOSE)
+            pos = end
+            closed += 1
+            at = text.find(_CDATA_OPEN, end)
+        elif close < 0:
+            break  # cut inside the section
+        else:
+            at = text.find(_CDATA_OPEN, close + len(_CDATA_CLOSE))
+    if not closed:
+        return text, 0
+    out.append(text[pos:])
+    return "".join(out), closed
+
+
 def _wrap_raw_html(text: str) -> tuple[str, int]:
     """Raw HTML inside a description, summary, content or title becomes character data, as
     feed readers read it; well-formed inline markup (Atom xhtml content) is left alone."""
@@ -335,7 +377,10 @@ def _mend(
     stripped = _ILLEGAL.sub("", text)
     if len(stripped) != len(text):
         mender.note("control_characters", len(text) - len(stripped))
-    text, wrapped = _wrap_raw_html(stripped.lstrip("\ufeff"))
+    text, closed = _close_cdata(stripped.lstrip("\ufeff"))
+    if closed:
+        notes.append(f"unclosed_cdata: {closed} section(s) closed before their element's end tag")
+    text, wrapped = _wrap_raw_html(text)
     if wrapped:
         notes.append(f"raw_html: {wrapped} element(s) read as text")
     pieces = _split(text)
