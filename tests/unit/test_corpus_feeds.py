@@ -27,6 +27,9 @@ REFUSALS = FIXTURES / "feeds-corpus-refusals.md"
 BASELINE = FIXTURES / "corpus_baseline.json"
 _HEADER = re.compile(rb"^Header:\s+([^:]+):(.*)$", re.M)
 _ROW = re.compile(r"^\|\s*([\w./-]+\.xml)\s*\|", re.M)
+_CUT_ROW = re.compile(r"^\|\s*cut-inside-an-item\s*\|", re.M)
+# The last entry of a feed, by its start tag (RSS item, Atom entry, with a prefix or not).
+_ENTRY_START = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?(item|entry)[\s>]")
 
 
 def _http(link: object) -> str | None:
@@ -93,8 +96,9 @@ def test_aube_01_every_feed_feedparser_reads_yields_the_same_items(readings) -> 
     yielding = sum(1 for r in with_entries if r[3])
     entries = sum(r[1] for r in with_entries)
     kept = sum(min(r[1], len(r[3])) for r in with_entries)
-    print(f"\nfeedparser corpus: {len(with_entries)} feeds with entries, {yielding} yield items in Heed; "
-          f"entries {kept}/{entries}; {len(refusals)} deliberate refusals")
+    same = sum(1 for r in readings if r[2] == r[3])
+    print(f"\nfeedparser corpus: {same}/{len(readings)} feeds read alike; {len(with_entries)} feeds with entries, "
+          f"{yielding} yield items in Heed; entries {kept}/{entries}; {len(refusals)} deliberate refusals")
     baseline = json.loads(BASELINE.read_text(encoding="utf-8"))["feeds"]
     assert yielding >= baseline["feeds_yielding"] and kept >= baseline["entries"]
 
@@ -106,3 +110,47 @@ def test_no_corpus_file_makes_the_parser_raise(readings) -> None:
         data = path.read_bytes()
         parse_feed(data, base_url="https://x.example/feed", max_items=40)
         parse_feed(data[: len(data) // 2], base_url="https://x.example/feed", max_items=40)
+
+
+def _cut_inside_last_entry(data: bytes) -> bytes | None:
+    """The bytes cut half-way through the feed's last entry, or None (no entry found in the bytes
+    as written: UTF-16 and UTF-32 files)."""
+    starts = list(_ENTRY_START.finditer(data))
+    if not starts:
+        return None
+    last = starts[-1]
+    end = re.compile(rb"</(?:[A-Za-z_][\w.-]*:)?" + last.group(1) + rb"\s*>").search(data, last.end())
+    return data[: (last.start() + end.end()) // 2] if end is not None else None
+
+
+def test_aube_03_a_feed_cut_inside_an_item_keeps_the_items_before_it(readings) -> None:
+    # GIVEN every corpus feed in which Heed yields items, cut half-way through its last item
+    deliberate = bool(_CUT_ROW.search(REFUSALS.read_text(encoding="utf-8")))
+    where = _feeds()
+    cut = fewer = 0
+    wrong = []
+    for name, _n, _theirs, ours, _error in readings:
+        if not ours:
+            continue
+        data = (where / name).read_bytes()
+        body = _cut_inside_last_entry(data)
+        if body is None:
+            continue
+        ctype = _content_type(data)
+        url = f"http://127.0.0.1:8097/tests/{name}"
+        # WHEN both parsers read the cut bytes
+        got = parse_feed(body, base_url=url, content_type=ctype, max_items=10_000)
+        theirs = feedparser.parse(io.BytesIO(body), response_headers={
+            "content-type": ctype or "text/xml", "content-location": url})
+        cut += 1
+        fewer += len(got.items) < len(theirs.entries)
+        # THEN Heed keeps the complete items before the cut one and says it was cut (the listed
+        # refusal), or, were it not listed, what feedparser keeps
+        want = ours[:-1] if deliberate else [_http(e.get("link")) for e in theirs.entries]
+        said = any(r.startswith("truncated") for r in got.recovered)
+        if [i.link for i in got.items] != want or not said:
+            wrong.append(f"{name}: {[i.link for i in got.items]} {got.recovered}, want {want}")
+    print(f"\nfeeds cut inside their last item: {cut}; Heed keeps the items before the cut in {cut - len(wrong)}, "
+          f"one item fewer than feedparser in {fewer}")
+    assert cut > 1000, "the cut copies went missing"
+    assert not wrong, "\n".join(wrong[:20])
