@@ -48,15 +48,20 @@ FORMATS_DISAGREE = {
 _SECTION = re.compile(r"^(TYPES|PRE-MARKUP|MICRODATA|RDFA|JSON):[ \t]*", re.M)
 
 
+def _sections(example: str) -> dict[str, str]:
+    """An example's sections (TYPES, PRE-MARKUP, MICRODATA, RDFA, JSON) by name."""
+    marks = list(_SECTION.finditer(example))
+    return {m.group(1): example[m.end(): marks[i + 1].start() if i + 1 < len(marks) else len(example)]
+            for i, m in enumerate(marks)}
+
+
 def _examples() -> list[tuple[str, dict[str, str]]]:
     out = []
     examples = corpus("schemaorg") / "event-examples.txt"
     for chunk in re.split(r"(?=^TYPES:)", examples.read_text(encoding="utf-8"), flags=re.M):
         if not chunk.startswith("TYPES:"):
             continue
-        marks = list(_SECTION.finditer(chunk))
-        sections = {m.group(1): chunk[m.end(): marks[i + 1].start() if i + 1 < len(marks) else len(chunk)]
-                    for i, m in enumerate(marks)}
+        sections = _sections(chunk)
         ident = sections["TYPES"].split()[0] if sections["TYPES"].split() else "?"
         out.append((ident, sections))
     return out
@@ -273,10 +278,7 @@ def _measure_peer() -> dict[str, Any]:
     wrong: list[str] = []
     for path in files:
         ident = path.stem
-        text = path.read_text(encoding="utf-8")
-        marks = list(_SECTION.finditer(text))
-        sections = {m.group(1): text[m.end(): marks[i + 1].start() if i + 1 < len(marks) else len(text)]
-                    for i, m in enumerate(marks)}
+        sections = _sections(path.read_text(encoding="utf-8"))
         json_ld = _reference(_scripts(sections.get("JSON", "")))
         for syntax, _ in _SYNTAXES:
             block = _block(syntax, sections)

@@ -12,12 +12,13 @@ import io
 import json
 import re
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import feedparser
 import pytest
 
-from heed_core.extract.feeds import parse_feed
+from heed_core.extract.feeds import FeedResult, parse_feed
 from heed_core.urls import Refused, resolve
 
 from tests.support.corpora import corpus
@@ -54,17 +55,22 @@ def _feeds() -> Path:
     return corpus("feedparser", "feeds/feedparser")
 
 
+def _both(name: str, data: bytes, header_from: bytes | None = None) -> tuple[Any, FeedResult]:
+    """feedparser's and Heed's reading of ``data``, served as the corpus file ``name`` with the
+    Content-Type its ``Header:`` comment gives (read from ``header_from`` when ``data`` is a piece)."""
+    ctype = _content_type(data if header_from is None else header_from)
+    url = f"http://127.0.0.1:8097/tests/{name}"
+    theirs = feedparser.parse(io.BytesIO(data), response_headers={
+        "content-type": ctype or "text/xml", "content-location": url})
+    return theirs, parse_feed(data, base_url=url, content_type=ctype, max_items=10_000)
+
+
 def _read_all(where: Path) -> list[tuple[str, int, list[str | None], list[str | None], str | None]]:
     """(file, feedparser's entry count, its links, Heed's links, Heed's error) per corpus file."""
     rows = []
     for path in sorted(where.rglob("*.xml")):
         name = path.relative_to(where).as_posix()
-        data = path.read_bytes()
-        ctype = _content_type(data)
-        url = f"http://127.0.0.1:8097/tests/{name}"
-        theirs = feedparser.parse(io.BytesIO(data), response_headers={
-            "content-type": ctype or "text/xml", "content-location": url})
-        ours = parse_feed(data, base_url=url, content_type=ctype, max_items=10_000)
+        theirs, ours = _both(name, path.read_bytes())
         rows.append((name, len(theirs.entries), [_http(e.get("link")) for e in theirs.entries],
                      [i.link for i in ours.items], ours.error))
     return rows
@@ -136,12 +142,8 @@ def test_aube_03_a_feed_cut_inside_an_item_keeps_the_items_before_it(readings) -
         body = _cut_inside_last_entry(data)
         if body is None:
             continue
-        ctype = _content_type(data)
-        url = f"http://127.0.0.1:8097/tests/{name}"
         # WHEN both parsers read the cut bytes
-        got = parse_feed(body, base_url=url, content_type=ctype, max_items=10_000)
-        theirs = feedparser.parse(io.BytesIO(body), response_headers={
-            "content-type": ctype or "text/xml", "content-location": url})
+        theirs, got = _both(name, body, header_from=data)
         cut += 1
         fewer += len(got.items) < len(theirs.entries)
         # THEN Heed keeps the complete items before the cut one and says it was cut (the listed

@@ -41,6 +41,8 @@ _QUOTES = " \"'“”‘’«»„"
 DESCRIPTION_CHARS = 500
 _MAX_DEPTH = 64
 _TAG = re.compile(r"<[^>]{0,2000}>")
+# Where an RDFa property's link is written, in RDFa 1.1's order.
+_RDFA_LINKS = ("resource", "href", "src")
 _URL_ATTR = {"a": "href", "area": "href", "link": "href", "img": "src", "audio": "src", "video": "src",
              "source": "src", "embed": "src", "iframe": "src", "track": "src", "object": "data"}
 # Properties whose value is a link. For any other property on an <a>, the visible text is
@@ -370,6 +372,11 @@ def _jsonld(root: lxml.html.HtmlElement) -> tuple[list[dict[str, Any]], dict[str
     return found, ids, skipped
 
 
+def _link_of(el: lxml.html.HtmlElement, attrs: tuple[str, ...]) -> str | None:
+    """The first of ``attrs`` the element gives a value."""
+    return next((v for a in attrs if a and (v := el.get(a))), None)
+
+
 def _literal(el: lxml.html.HtmlElement, fmt: str, names: list[str]) -> str:
     if el.get("content") is not None:
         return el.get("content") or ""
@@ -379,13 +386,10 @@ def _literal(el: lxml.html.HtmlElement, fmt: str, names: list[str]) -> str:
     if tag in ("data", "meter") and el.get("value") is not None:
         return el.get("value") or ""
     text = " ".join(el.text_content().split())
-    attrs = ("resource", "href", "src") if fmt == "rdfa" else (_URL_ATTR.get(tag, ""),)
-    link: str | None = next((el.get(a) for a in attrs if a and el.get(a)), None)
+    link = _link_of(el, _RDFA_LINKS if fmt == "rdfa" else (_URL_ATTR.get(tag, ""),))
     if link and (tag not in ("a", "area") or not text or any(_local(n) in _URL_PROPS for n in names)):
         return link
     return text
-
-
 
 
 def _gives_type(name: str) -> bool:
@@ -393,10 +397,6 @@ def _gives_type(name: str) -> bool:
     additionalType (``<link itemprop="additionalType" href="https://schema.org/Event">`` on a
     TouristAttraction), or RDF's own type in RDFa (``rel="rdf:type"``)."""
     return name == "rdf:type" or _local(name) == "additionalType"
-
-
-def _link_of(el: lxml.html.HtmlElement) -> str | None:
-    return next((v for a in ("resource", "href", "src") if (v := el.get(a))), None)
 
 
 def _scoped_items(root: lxml.html.HtmlElement, fmt: str) -> list[dict[str, Any]]:
@@ -427,7 +427,7 @@ def _scoped_items(root: lxml.html.HtmlElement, fmt: str) -> list[dict[str, Any]]
                     continue
                 names = (child.get(prop_attr) or "").split()
                 rels = (child.get("rel") or "").split() if fmt == "rdfa" else []
-                link = _link_of(child) if rels else None
+                link = _link_of(child, _RDFA_LINKS) if rels else None
                 nested = is_scope(child)
                 value = item(child, depth + 1) if nested and depth < _MAX_DEPTH else None
                 if names:
