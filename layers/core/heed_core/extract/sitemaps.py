@@ -158,9 +158,8 @@ def _text_codec(body: bytes) -> tuple[str, int, tuple[str, ...]]:
     return codec, skip, (f"encoding: {codec}{' (BOM)' if skip else ''}, not the UTF-8 sitemaps.org asks for",)
 
 
-def _plain_text(body: bytes, url: str, max_entries: int) -> SitemapResult:
-    codec, skip, said = _text_codec(body)
-    text = body[skip:].decode(codec, errors="replace").lstrip("\ufeff")
+def _plain_text(text: str, url: str, max_entries: int, said: tuple[str, ...]) -> SitemapResult:
+    text = text.lstrip("\ufeff")
     found = _Collector(url, max_entries)
     for line in text.splitlines():
         line = line.strip()
@@ -236,7 +235,7 @@ def parse_sitemap(
     # characters, not on its first byte.
     head = body[skip:skip + 512].decode(codec, errors="replace").lstrip("\ufeff \t\r\n")
     if not head.startswith("<"):
-        return _plain_text(body, url, max_entries)
+        return _plain_text(body[skip:].decode(codec, errors="replace"), url, max_entries, said)
     doc = parse_xml_recovering(body, max_bytes=max(max_bytes, max_decompressed), roots=_ROOTS, entries=_ENTRIES)
     if doc.root is None:
         return _failed(doc.error or EMPTY, said + doc.recovered)

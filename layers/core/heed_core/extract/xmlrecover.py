@@ -216,6 +216,18 @@ _CDATA_CLOSE = "]]>"
 _OPENING_TAG = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*)(?:\s[^<>]*)?>\s*")
 
 
+def _end_tag(text: str, name: str, start: int, stop: int) -> int:
+    """Where the first ``</name>`` (``</name >``, not ``</names>``) between start and stop begins, or -1."""
+    tag = f"</{name}"
+    at = text.find(tag, start, stop)
+    while at >= 0:
+        rest = text[at + len(tag): at + len(tag) + 1]
+        if rest == ">" or rest.isspace():
+            return at
+        at = text.find(tag, at + 1, stop)
+    return -1
+
+
 def _close_cdata(text: str) -> tuple[str, int]:
     """A CDATA section whose ``]]>`` was forgotten is closed before the end tag of the element it
     opens in: ``<description><![CDATA[<p>x</p></description>``. It is taken as forgotten when that
@@ -233,9 +245,7 @@ def _close_cdata(text: str) -> tuple[str, int]:
             close = text.find(_CDATA_CLOSE, inside)
         lt = text.rfind("<", max(pos, at - 300), at)
         opening = _OPENING_TAG.fullmatch(text, lt, at) if lt >= 0 else None
-        end = -1
-        if opening is not None:
-            end = text.find(f"</{opening.group(1)}", inside, close if close >= 0 else len(text))
+        end = _end_tag(text, opening.group(1), inside, close if close >= 0 else len(text)) if opening else -1
         if end >= 0 and (close < 0 or text.find(_CDATA_OPEN, end, close) >= 0):
             out.append(text[pos:end] + _CDATA_CLOSE)
             pos = end
