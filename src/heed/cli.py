@@ -413,9 +413,10 @@ def build_parser() -> argparse.ArgumentParser:
     pcheck.add_argument("bot", metavar="FILE")
     pcheck.set_defaults(func=ownbot.cmd_profile_check)
 
-    from heed import audit, conformance, dlq, identity_cli, ops, sources_cli
+    from heed import audit, conformance, deploy, dlq, identity_cli, ops, sources_cli
 
     ownbot.register(sub)
+    deploy.register(sub)
 
     sources_cli.register(sub)
     ops.register(sub)
