@@ -95,6 +95,8 @@ def cmd_local_run(args: argparse.Namespace) -> int:
         raise UsageError("--until is before --start")
     if args.sources is None and args.state is None:
         raise UsageError("--sources is required (or --state DIR, to crawl the sources kept there)")
+    from heed.botcheck import warn_identity
+
     try:
         profile = load_profile(args.bot)
         sources = load_sources(Path(args.sources), profile) if args.sources is not None else []
@@ -105,6 +107,7 @@ def cmd_local_run(args: argparse.Namespace) -> int:
     except (ProfileError, SourcesError, StateDirError) as exc:
         raise UsageError(str(exc)) from exc
     out = _out_dir(args.out)
+    warn_identity(args.bot, profile)  # a run of a profile being written goes on; sites see whose name it is
     try:
         run = LocalRun(profile, sources, start=start, until=until, out_dir=out,
                        allow_private=args.allow_private, progress=_progress, patience_s=args.patience,
@@ -157,6 +160,8 @@ def cmd_samconfig(args: argparse.Namespace) -> int:
     from heed import samconfig
 
     argv = ["--check"] if args.check else ["--write"] if args.write else []
+    if args.bot:
+        argv += ["--bot", args.bot] + (["--stack", args.stack] if args.stack else [])
     return int(samconfig.main(argv) or 0)
 
 
@@ -301,10 +306,14 @@ def cmd_explain(args: argparse.Namespace, **kwargs: Any) -> int:
 def cmd_info_page(args: argparse.Namespace) -> int:
     from heed_core.profile import ProfileError, load_profile
 
+    from heed.botcheck import refusal
     from heed.infopage import write_info_page
 
     try:
         profile = load_profile(args.bot)
+        problem = refusal(args.bot, profile)
+        if problem:  # a page that says someone else's name, or WRITE ME, must not reach the web
+            raise UsageError(problem)
         paths = write_info_page(profile, Path(args.out), langs=tuple(args.lang) if args.lang else None)
     except ProfileError as exc:
         raise UsageError(str(exc)) from exc
@@ -352,6 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     group = sam.add_mutually_exclusive_group()
     group.add_argument("--check", action="store_true", help="exit 1 if samconfig.toml is out of date")
     group.add_argument("--write", action="store_true", help="rewrite samconfig.toml")
+    sam.add_argument("--bot", metavar="NAME|FILE", help="add or update this bot's environment (with --write)")
+    sam.add_argument("--stack", metavar="STACK", help="--bot: its stack's name (default: as before, or heed-NAME)")
     sam.set_defaults(func=cmd_samconfig)
 
     op = sub.add_parser("operator", help="a deployed bot's state: block list and purges (COMMON-08)")
@@ -395,8 +406,17 @@ def build_parser() -> argparse.ArgumentParser:
     show = prof_sub.add_parser("show", help="print a profile after extends: and defaults")
     show.add_argument("bot")
     show.set_defaults(func=cmd_profile_show)
+    from heed import ownbot
 
-    from heed import audit, conformance, dlq, identity_cli, ops, sources_cli
+    pcheck = prof_sub.add_parser("check", help="what a profile still has to write (WRITE ME, its base bot's "
+                                               "identity): exit 0 when nothing, 1 with a line each")
+    pcheck.add_argument("bot", metavar="FILE")
+    pcheck.set_defaults(func=ownbot.cmd_profile_check)
+
+    from heed import audit, conformance, deploy, dlq, identity_cli, ops, sources_cli
+
+    ownbot.register(sub)
+    deploy.register(sub)
 
     sources_cli.register(sub)
     ops.register(sub)

@@ -74,7 +74,7 @@ def open_target(args: argparse.Namespace, aws: Aws, *, write: bool) -> Iterator[
 
 def profile_of(target: Target, bot: str | None) -> Any:
     """The bot's profile: ``--bot`` if given (a name or a file), else the one the target names."""
-    from heed_core.profile import load_profile, load_profile_data
+    from heed_core.profile import BUILTIN_BOTS, load_profile, load_profile_data
 
     if bot:
         profile = load_profile(bot)
@@ -86,8 +86,10 @@ def profile_of(target: Target, bot: str | None) -> Any:
         return profile
     if target.profile_data:
         return load_profile_data(target.profile_data)
-    if target.bot:
+    if target.bot in BUILTIN_BOTS:
         return load_profile(target.bot)
+    if target.bot:  # a bot of its own: its profile is a file here, not in the stack
+        raise CommandError(f"{target.where} runs {target.bot}, a bot of its own: give --bot FILE (its profile)")
     raise CommandError(f"which bot? {target.where} does not say: give --bot NAME")
 
 

@@ -220,8 +220,33 @@ def test_aube_11_reserved_concurrency_only_when_asked(template: dict[str, Any]) 
     assert template["Parameters"]["FetcherReservedConcurrency"]["Default"] == 0
 
 
-def test_bot_names_are_the_built_in_profiles(template: dict[str, Any]) -> None:
-    assert sorted(template["Parameters"]["BotName"]["AllowedValues"]) == sorted(BUILTIN_BOTS)
+def test_the_template_runs_any_bot_by_its_profile_name(template: dict[str, Any]) -> None:
+    # The built-in bots and any bot of its own (issue 19): a profile's name, and nothing else.
+    pattern = re.compile(template["Parameters"]["BotName"]["AllowedPattern"])
+    assert all(pattern.fullmatch(bot) for bot in BUILTIN_BOTS) and pattern.fullmatch("my-bot2")
+    assert not [n for n in ("MyBot", "my_bot", "../x", "", "a" * 42) if pattern.fullmatch(n)]
+    assert "AllowedValues" not in template["Parameters"]["BotName"]
+
+
+def test_every_function_reads_the_profile_the_stack_names_and_the_output_says_which(
+        template: dict[str, Any]) -> None:
+    from heed_core.bundle import content_hash
+
+    from heed_aws import runtime
+
+    # GIVEN the profile layer in front of every function, where HEED_PROFILE_DIR says
+    for name in _functions(template):
+        assert {"Ref": "ProfileLayer"} in function_properties(template, name)["Layers"], name
+    layer = template["Resources"]["ProfileLayer"]
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    inside = Path(env[runtime.PROFILE_DIR_ENV]).relative_to("/opt")
+    assert (ROOT / layer["Properties"]["ContentUri"] / inside).is_dir()  # heed deploy writes <name>.json here
+    assert layer["Metadata"] == {"BuildMethod": "makefile"} and "CompatibleArchitectures" not in layer["Properties"]
+    # AND the hash they check is a parameter the stack must be given, and its output
+    assert env[runtime.PROFILE_SHA256_ENV] == {"Ref": "ProfileSha256"}
+    sha = template["Parameters"]["ProfileSha256"]
+    assert "Default" not in sha and re.fullmatch(sha["AllowedPattern"], content_hash(load_profile("aubebot")))
+    assert template["Outputs"]["ProfileSha256"]["Value"] == {"Ref": "ProfileSha256"}
 
 
 def _overrides(text: str) -> dict[str, str]:

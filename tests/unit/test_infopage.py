@@ -182,8 +182,9 @@ def test_wannado_02_09_10_addresses_render_service_and_language_model_on_the_pag
 
 def test_wannado_09_a_render_service_needs_words_on_the_page() -> None:
     # GIVEN a profile that sends agenda pages to a render service but says nothing about it
+    texts = load_profile("wannadobot").data["info_page"]["texts"]
     p = load_profile_data({"extends": "wannadobot", "tasks": {"agenda": {"render_endpoint": "https://r.example/x"}},
-                           "info_page": {"texts": {"nl": {"third_parties": []}}}})
+                           "info_page": {"texts": {**texts, "nl": {**texts["nl"], "third_parties": []}}}})
     # THEN the page is refused, naming the missing words
     with pytest.raises(ProfileError, match=r"^info_page\.texts\.nl\.third_parties: missing"):
         render_info_page(p, "nl")
@@ -241,9 +242,22 @@ def test_a_profile_without_page_words_is_refused_with_the_key() -> None:
 
 
 def test_page_words_in_a_third_language_are_refused() -> None:
-    aube = load_profile("aubebot").data["info_page"]["texts"]["it"]
+    aube = load_profile("aubebot").data["info_page"]["texts"]
     with pytest.raises(ProfileError, match=r"^info_page\.texts\.fr: unknown language"):
-        load_profile_data({"extends": "aubebot", "info_page": {"texts": {"fr": aube}}})
+        load_profile_data({"extends": "aubebot", "info_page": {"texts": {**aube, "fr": aube["it"]}}})
+
+
+def test_a_profile_that_writes_page_texts_writes_them_all_and_may_change_language() -> None:
+    # GIVEN AubeBot's texts, and a bot of its own that writes its page in English only
+    english = load_profile("aubebot").data["info_page"]["texts"]["en"]
+    own = {**english, "lead": "Mine.", "operator": "Me"}
+    p = load_profile_data({"extends": "aubebot", "language": "en", "info_page": {"texts": {"en": own}}})
+    # THEN none of AubeBot's Italian words stays, and the English ones are the child's
+    assert set(p.data["info_page"]["texts"]) == {"en"} and p.info_page is not None
+    assert p.info_page.texts["en"].lead == "Mine."
+    # AND a child that writes one text only of a language is refused naming what it lacks
+    with pytest.raises(ProfileError, match=r"^info_page\.texts\.it\.about: missing"):
+        load_profile_data({"extends": "aubebot", "info_page": {"texts": {"it": {"lead": "Solo questo."}}}})
 
 
 # --- HTML: valid, self-contained, accessible ---------------------------------------------------

@@ -16,6 +16,8 @@ from heed_core.profile import ProfileError, load_profile, load_profile_data
 from heed import cli
 from heed.infopage import METADATA_SUFFIX, write_info_page
 
+from tests.support.bots import own_identity
+
 CREATED = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
 
 
@@ -55,7 +57,8 @@ def test_a_bot_that_does_not_sign_publishes_no_directory(tmp_path: Path) -> None
 
 def test_an_unreadable_key_is_one_line_naming_the_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     profile = tmp_path / "bot.yaml"
-    profile.write_text(json.dumps(_signing(tmp_path / "missing.pem")), encoding="utf-8")
+    # (a bot of its own: the CLI publishes no page under AubeBot's name for a profile that extends it)
+    profile.write_text(json.dumps({**_signing(tmp_path / "missing.pem"), **own_identity("aubebot")}), encoding="utf-8")
     with pytest.raises(ProfileError, match=r"^identity\.web_bot_auth: "):
         write_info_page(load_profile(str(profile)), tmp_path / "out")
     assert cli.main(["info-page", str(profile), "--out", str(tmp_path / "out")]) == 2

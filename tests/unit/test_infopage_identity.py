@@ -20,6 +20,8 @@ from heed.infopage import facts, render_info_page, write_info_page
 from heed.pages import de, en, it, nb, nl
 from heed.pages.content import page_languages
 
+from tests.support.bots import own_identity
+
 MODULES = {"en": en, "nb": nb, "de": de, "nl": nl, "it": it}
 PAGES = [(bot, lang) for bot in BUILTIN_BOTS for lang in page_languages(load_profile(bot))]
 
@@ -147,9 +149,9 @@ def test_info_page_writes_the_signed_directory_that_verifies(key_file: Path, tmp
 def test_the_cli_writes_a_signing_bots_directory_and_a_bad_key_is_one_line(
         key_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bot = tmp_path / "bot.yaml"
-    bot.write_text(f"extends: aubebot\nidentity:\n  web_bot_auth:\n    enabled: true\n    key_file: {key_file}\n"
-                   f"    signature_agent: https://aube.news/.well-known/http-message-signatures-directory\n",
-                   encoding="utf-8")
+    bot.write_text(json.dumps({**own_identity("aubebot"), "identity": {"web_bot_auth": {
+        "enabled": True, "key_file": str(key_file),
+        "signature_agent": "https://aube.news/.well-known/http-message-signatures-directory"}}}), encoding="utf-8")
     assert cli.main(["info-page", str(bot), "--out", str(tmp_path / "out")]) == 0
     printed = capsys.readouterr().out.split()
     assert printed[-3:] == [str(tmp_path / "out" / "aube.news" / ".well-known" / name) for name in (

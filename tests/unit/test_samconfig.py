@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from heed_core.bundle import content_hash
 from heed_core.profile import BUILTIN_BOTS, load_profile, load_profile_data
 
 from heed.samconfig import deploy_env, main, render_samconfig
@@ -61,8 +62,8 @@ def test_deploy_env_reads_a_custom_profile() -> None:
                                  "politeness": {"max_in_flight": 3},
                                  "egress": {"reverse_dns": "crawler.example.org"}})
     env = deploy_env(profile)
-    assert env.parameter_overrides() == ("BotName=mybot FetcherReservedConcurrency=3 "
-                                         "ReverseDnsName=crawler.example.org")
+    assert env.parameter_overrides() == (f"BotName=mybot ProfileSha256={content_hash(profile)} "
+                                         "FetcherReservedConcurrency=3 ReverseDnsName=crawler.example.org")
 
 
 def test_check_fails_on_a_stale_file_and_passes_after_write(tmp_path: Path,

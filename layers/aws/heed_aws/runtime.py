@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 import boto3
 
 from heed_core.adapters.http import RequestsTransport
+from heed_core.bundle import load_deployed
 from heed_core.crawl import Crawler
 from heed_core.errors import ConfigError, TransientError
 from heed_core.ports import Clock, SystemClock
-from heed_core.profile import Profile, load_profile
+from heed_core.profile import Profile
 
 from heed_aws.journal import LogJournal, count
 from heed_aws.queue import QueueObserver, TokenQueue
@@ -30,6 +31,10 @@ if TYPE_CHECKING:  # the identity package (cryptography) loads only for a bot th
 # The key's reference as template.yaml sets it ("secretsmanager:NAME" or "ssm:/NAME"): the one
 # secret or parameter the fetcher's role may read. Only its name; never the key.
 KEY_ENV = "HEED_WEB_BOT_AUTH_KEY"
+# Where the profile layer puts a bot that is not built in, and the hash the stack was deployed
+# with (template.yaml: the ProfileLayer and the ProfileSha256 parameter; heed_core.bundle).
+PROFILE_DIR_ENV = "HEED_PROFILE_DIR"
+PROFILE_SHA256_ENV = "HEED_PROFILE_SHA256"
 
 
 @dataclass
@@ -86,8 +91,12 @@ def _client(name: str) -> Any:
 
 
 def profile() -> Profile:
+    """The bot's profile: the one injected (local runs), else the deployed one, refused in one
+    line (``ConfigError``) when it is not the one the stack names (heed_core.bundle)."""
     if _built.profile is None:
-        _built.profile = _overrides.profile or load_profile(_env("HEED_BOT"))
+        _built.profile = _overrides.profile or load_deployed(
+            _env("HEED_BOT"), _overrides.env.get(PROFILE_DIR_ENV) or os.environ.get(PROFILE_DIR_ENV),
+            _overrides.env.get(PROFILE_SHA256_ENV) or os.environ.get(PROFILE_SHA256_ENV))
     return _built.profile
 
 

@@ -44,7 +44,8 @@ from heed_core.urls import TRACKING_PARAMS
 __all__ = ["BUILTIN_BOTS", "TASK_KINDS", "AgendaTask", "ArticleFollowup", "Egress", "Fetch", "FeedTask", "InfoPage",
            "Operator", "PageTask", "PageTexts", "Politeness", "Profile", "ProfileError", "Redirects", "Responses",
            "RobotsRules", "Schedule", "SiteCheckTask", "SitemapFallback", "SitemapTask", "Spec", "SubsidyTask",
-           "Tasks", "Urls", "deep_merge", "key_reference", "load_profile", "load_profile_data", "validate"]
+           "Tasks", "Urls", "builtin_base", "builtin_text", "deep_merge", "extends_chain", "key_reference",
+           "load_profile", "load_profile_data", "validate"]
 
 BUILTIN_BOTS = ("springstudiobot", "praha-x", "wannadobot", "subsidieupdate", "aubebot")
 _MAX_EXTENDS_DEPTH = 8
@@ -259,16 +260,18 @@ def _read_yaml(text: str, where: str) -> dict[str, Any]:
     return data
 
 
-def _builtin_text(name: str) -> str:
+def builtin_text(name: str) -> str:
+    """A built-in bot's YAML file as shipped (its comments, its keys in their order)."""
     return resources.files("heed_core.profiles").joinpath(f"{name}.yaml").read_text(encoding="utf-8")
 
 
-def _raw(ref: str, base_dir: Path | None, depth: int) -> dict[str, Any]:
-    """The merged-but-unvalidated mapping of a built-in name or a file path."""
+def _layers(ref: str, base_dir: Path | None, depth: int) -> list[tuple[str, dict[str, Any]]]:
+    """(where, unmerged mapping) of a built-in name or a file path and of every profile it
+    extends, the root first; `extends:` taken out."""
     if depth > _MAX_EXTENDS_DEPTH:
         raise ProfileError(f"extends: chain deeper than {_MAX_EXTENDS_DEPTH} (a cycle?)")
     if ref in BUILTIN_BOTS:
-        data = _read_yaml(_builtin_text(ref), ref)
+        data = _read_yaml(builtin_text(ref), ref)
         here: Path | None = None
         where = ref
     else:
@@ -287,10 +290,42 @@ def _raw(ref: str, base_dir: Path | None, depth: int) -> dict[str, Any]:
         where = str(path)
     parent = data.pop("extends", None)
     if parent is None:
-        return data
+        return [(where, data)]
     if not isinstance(parent, str):
         raise ProfileError(f"{where}: extends: must be a built-in name or a path")
-    return deep_merge(_raw(parent, here, depth + 1), data)
+    return _layers(parent, here, depth + 1) + [(where, data)]
+
+
+def _extend(base: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]:
+    """``child`` over the profile it extends: keys merge (deep_merge), except the info page's
+    texts, which a child that writes them replaces whole. They are a bot's own words: never
+    someone else's sentences mixed in with the child's, and the child may change language."""
+    out = deep_merge(base, child)
+    page = child.get("info_page")
+    if isinstance(page, Mapping) and "texts" in page and isinstance(out.get("info_page"), dict):
+        out["info_page"]["texts"] = copy.deepcopy(page["texts"])
+    return out
+
+
+def _raw(ref: str, base_dir: Path | None, depth: int) -> dict[str, Any]:
+    """The merged-but-unvalidated mapping of a built-in name or a file path."""
+    merged: dict[str, Any] = {}
+    for _, data in _layers(ref, base_dir, depth):
+        merged = _extend(merged, data)
+    return merged
+
+
+def extends_chain(ref: str) -> tuple[str, ...]:
+    """What ``ref`` is built from, itself first: a file, the files it extends and, at the root,
+    the built-in bot if there is one (``("my.yaml", "aubebot")``). ``ProfileError`` as at load."""
+    return tuple(where for where, _ in reversed(_layers(ref, Path.cwd(), 0)))
+
+
+def builtin_base(ref: str) -> str | None:
+    """The built-in bot a profile file extends (through other files or not); None for a
+    built-in itself and for a file that extends none."""
+    chain = extends_chain(ref)
+    return chain[-1] if len(chain) > 1 and chain[-1] in BUILTIN_BOTS else None
 
 
 def validate(data: Mapping[str, Any]) -> Profile:
@@ -311,4 +346,4 @@ def load_profile_data(data: Mapping[str, Any]) -> Profile:
     if parent is not None and not isinstance(parent, str):
         raise ProfileError("extends: must be a built-in name or a path")
     base = _raw(parent, Path.cwd(), 1) if parent else {}
-    return validate(deep_merge(base, data))
+    return validate(_extend(base, data))

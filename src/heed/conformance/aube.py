@@ -56,7 +56,7 @@ def _play_round(b: Bench) -> Output:
     for name, feed in feeds.items():
         base = s.add(name, {"/robots.txt": robots(OPEN), "/feed.xml": feed}, fallback=_article(name))
         sources.append(Source(name, base + "/feed.xml", "feed"))
-    base = s.add("closed", {"/robots.txt": robots("User-agent: AubeBot\nDisallow: /feed\n"),
+    base = s.add("closed", {"/robots.txt": robots(f"User-agent: {b.profile.robots_token}\nDisallow: /feed\n"),
                             "/feed.xml": _feed([{"title": "Chiuso", "link": "{{base}}/c/1"}])})
     sources.append(Source("closed", base + "/feed.xml", "feed"))
     shared = s.add("shared", {"/robots.txt": robots(OPEN), "/art/shared": _article("Condiviso")})
@@ -88,7 +88,7 @@ def _play_cycles(b: Bench) -> Output:
     stack.round(T10 + 2 * Q)
     stack.advance_to(T10 + 2 * Q + 60)
     b.extra["ban"] = stack.now
-    b.sites.set_route("uno", "/robots.txt", robots("User-agent: AubeBot\nDisallow: /\n"))
+    b.sites.set_route("uno", "/robots.txt", robots(f"User-agent: {b.profile.robots_token}\nDisallow: /\n"))
     stack.round(T10 + 3 * Q)
     stack.round(T10 + 4 * Q)
     return stack.finish()
@@ -123,7 +123,7 @@ def _play_real(b: Bench) -> Output:
         return text
     slow = Route(body=slow_feed, content_type="application/rss+xml; charset=utf-8")
     x = b.sites.add("x", {"/robots.txt": robots(OPEN), "/feed.xml": slow, "/art/1": _article("Articolo")})
-    y = b.sites.add("y", {"/robots.txt": robots("User-agent: AubeBot\nCrawl-delay: 2.5\n"),
+    y = b.sites.add("y", {"/robots.txt": robots(f"User-agent: {b.profile.robots_token}\nCrawl-delay: 2.5\n"),
                           "/feed.xml": _feed([{"title": "Y", "link": "{{base}}/y/1", "summary": LONG}])})
     sources = [Source("x", x + "/feed.xml", "feed"), Source("y", y + "/feed.xml", "feed")]
     stack = b.stack(b.derived(scale=scale), sources, T10 - 60, patience_s=4.0)

@@ -9,19 +9,13 @@ import argparse
 import difflib
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import yaml
 
 if TYPE_CHECKING:  # `heed --help` should not load the stack
     from heed.conformance.model import Rule
     from heed.conformance.runner import Report
 
 __all__ = ["base_bot", "register", "run", "select"]
-
-_MAX_DEPTH = 8
-
 
 class _Mistake(Exception):
     """A user mistake: one line, exit 2."""
@@ -44,24 +38,18 @@ def register(subparsers: Any) -> None:
 
 def base_bot(ref: str) -> str:
     """The built-in bot a profile (a name, or a file that ``extends:`` one) is checked against."""
-    from heed_core.profile import BUILTIN_BOTS
+    from heed_core.profile import BUILTIN_BOTS, ProfileError, builtin_base
 
     if ref in BUILTIN_BOTS:
         return ref
-    path = Path(ref)
-    for _ in range(_MAX_DEPTH):
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise _Mistake(f"{path}: cannot read the profile ({type(exc).__name__})") from exc
-        parent = data.get("extends") if isinstance(data, dict) else None
-        if not isinstance(parent, str):
-            raise _Mistake(f"{ref}: does not extends: a built-in bot ({', '.join(BUILTIN_BOTS)}); conformance "
-                           "checks a bot's public promises, so the profile must keep one's")
-        if parent in BUILTIN_BOTS:
-            return parent
-        path = path.parent / parent
-    raise _Mistake(f"{ref}: extends: chain deeper than {_MAX_DEPTH}")
+    try:
+        base = builtin_base(ref)
+    except ProfileError as exc:
+        raise _Mistake(str(exc)) from exc
+    if base is None:
+        raise _Mistake(f"{ref}: does not extends: a built-in bot ({', '.join(BUILTIN_BOTS)}); conformance "
+                       "checks a bot's public promises, so the profile must keep one's")
+    return base
 
 
 def select(rules: Sequence[Rule], wanted: Sequence[str] | None) -> list[Rule]:
@@ -89,6 +77,7 @@ def run(ref: str, rule_ids: Sequence[str] | None = None,
     """Check ``ref``'s profile against its bot's promises; the report of every rule chosen."""
     from heed_core.profile import ProfileError, load_profile
 
+    from heed.botcheck import warn_identity
     from heed.conformance.catalogue import catalogue
     from heed.conformance.runner import judge
 
@@ -97,6 +86,7 @@ def run(ref: str, rule_ids: Sequence[str] | None = None,
         profile = load_profile(ref)
     except ProfileError as exc:
         raise _Mistake(str(exc)) from exc
+    warn_identity(ref, profile)
     rules, scenarios = catalogue(bot)
     return judge(bot, ref, profile, select(rules, rule_ids), scenarios, progress)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from heed_core.profile import load_profile
 
-from heed.conformance.model import Bound, Proof, Rule, Runs, Scenario, scale_words, secs, utc
+from heed.conformance.model import Bound, OwnIdentity, Proof, Rule, Runs, Scenario, scale_words, secs, utc
 from heed.conformance.reach import REACH
 from heed.conformance.runner import Bench
 from heed.conformance.sites import TRAP_PATHS, robots
@@ -294,7 +294,7 @@ def rules(bot: str) -> list[Rule]:
     return [
         Rule("COMMON-01", "Every request carries the bot's own exact User-Agent: token/version (+info URL), "
                           "never a browser's.",
-             (Bound("user_agent", "==", shipped.user_agent), Bound("robots_token", "==", shipped.robots_token)),
+             (OwnIdentity(bot, shipped.user_agent, shipped.robots_token),),
              identity),
         Rule("COMMON-02", "robots.txt comes first on a host, and nothing it disallows for the bot is fetched.",
              (), robots_first, binds=("robots_token",)),

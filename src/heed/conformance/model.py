@@ -24,7 +24,7 @@ from heed.demo.web import RequestRecord
 if TYPE_CHECKING:  # the stack (moto, the handlers) loads only when a scenario runs
     from heed.conformance.stack import Output
 
-__all__ = ["Bound", "Cadence", "Proof", "Rule", "Runs", "Scenario", "Seen", "scale_words", "secs", "utc"]
+__all__ = ["Bound", "Cadence", "OwnIdentity", "Proof", "Rule", "Runs", "Scenario", "Seen", "scale_words", "secs", "utc"]
 
 
 def utc(text: str) -> float:
@@ -108,6 +108,30 @@ class Bound:
         proof.that(ok, f"profile: {name} = {got!r} {self.op} {want}")
 
 
+@dataclass(frozen=True)
+class OwnIdentity:
+    """COMMON-01's numbers. The shipped bot (its own name) keeps its exact User-Agent and token;
+    a bot of its own that extends it (another name) carries its own, never the base's: the page
+    it publishes names it, and robots.txt groups written for the base must not catch it."""
+
+    name: str
+    user_agent: str
+    robots_token: str
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return ("user_agent", "robots_token")
+
+    def judge(self, p: Profile, proof: Proof) -> None:
+        if p.name == self.name:
+            Bound("user_agent", "==", self.user_agent).judge(p, proof)
+            Bound("robots_token", "==", self.robots_token).judge(p, proof)
+            return
+        proof.that(p.user_agent != self.user_agent and p.robots_token.lower() != self.robots_token.lower(),
+                   f"profile: {p.name}'s own user_agent {p.user_agent!r} and robots_token {p.robots_token!r}, "
+                   f"not {self.name}'s")
+
+
 # A week of firings to judge a schedule by: Monday 30 November 2026 00:00 UTC, four weeks.
 _WEEK0 = utc("2026-11-30T00:00")
 _DAYS = "Mon Tue Wed Thu Fri Sat Sun".split()
@@ -164,7 +188,7 @@ class Runs(Protocol):
 class Rule:
     id: str
     sentence: str
-    numbers: tuple[Bound | Cadence, ...] = ()
+    numbers: tuple[Bound | Cadence | OwnIdentity, ...] = ()
     check: Callable[[Runs], Proof] | None = None
     binds: tuple[str, ...] = ()  # profile keys the check depends on beyond its numbers
     deployment: bool = False     # proven on template.yaml and the profile, not on a site

@@ -57,7 +57,8 @@ def _play_feeds(b: Bench) -> Output:
     items = [{"title": t, "link": "{{base}}" + p, "summary": LONG if p == "/clanky/lavka" else f"Krátce: {t}."}
              for p, (t, _) in ARTICLES.items()]
     m = s.add("magistrat", {
-        "/robots.txt": robots("User-agent: *\nDisallow: /admin/\n\nUser-agent: Praha-X\nDisallow: /interni/\n"),
+        "/robots.txt": robots(f"User-agent: *\nDisallow: /admin/\n\nUser-agent: {b.profile.robots_token}\n"
+                              "Disallow: /interni/\n"),
         "/aktuality/rss.xml": Route(body=rss(items), content_type="application/rss+xml",
                                     headers=(("Set-Cookie", "sledovani=1; Path=/"),)),
         "/tiskove/atom.xml": Route(body=atom([{"title": f"Tisková zpráva {p[-1]}", "link": "{{base}}" + p}
@@ -68,7 +69,8 @@ def _play_feeds(b: Bench) -> Output:
         **{p: Route(body=html_page("Tisková zpráva", "<p>Text.</p>")) for p in PRESS}})
     sources += [Source("aktuality", m + "/aktuality/rss.xml", "feed", {"write_about": True}),
                 Source("tiskove", m + "/tiskove/atom.xml", "feed")]
-    z = s.add("zakaz", {"/robots.txt": robots("User-agent: Praha-X\nDisallow: /\n\nUser-agent: *\nAllow: /\n"),
+    token = b.profile.robots_token
+    z = s.add("zakaz", {"/robots.txt": robots(f"User-agent: {token}\nDisallow: /\n\nUser-agent: *\nAllow: /\n"),
                         "/rss.xml": Route(body=rss([{"title": "x", "link": "{{base}}/x"}]))})
     sources.append(Source("zakaz", z + "/rss.xml", "feed", {"write_about": True}))
     refusals = {"odmitnuti": Route(body="<h1>403</h1>", status=403),
@@ -265,7 +267,7 @@ def _p08(r: Runs) -> Proof:
 def _p09(r: Runs) -> Proof:
     proof, seen = Proof(), r["praha-feeds"]
     proof.that(seen.paths("zakaz") == ["/robots.txt"] and bool(seen.out.skipped("robots_disallowed", "zakaz")),
-               "User-agent: Praha-X / Disallow: / obeyed")
+               f"User-agent: {r.profile.robots_token} / Disallow: / obeyed")
     proof.that("/interni/pokyn" not in seen.paths("magistrat"), "a path closed only to Praha-X not read")
     proof.that(seen.log("blok") == [] and len(seen.out.skipped("blocked_by_operator", "blok")) == 2,
                "removed by hand (a block of its domain): no request in two rounds")

@@ -67,7 +67,7 @@ def _play_daily(b: Bench) -> Output:
         sources.append(Source(f"r{status}", base + "/liste/", "page"))
     stack = b.stack(b.derived(), sources, START - 60)
     stack.round(START)
-    s.set_route("stengt", "/robots.txt", robots("User-agent: SpringStudioBot\nDisallow: /\n"))  # SPRING-09
+    s.set_route("stengt", "/robots.txt", robots(f"User-agent: {b.profile.robots_token}\nDisallow: /\n"))  # SPRING-09
     stack.round(START + DAY)
     stack.round(START + 2 * DAY)
     stack.advance_to(START + 2 * DAY + 12 * 3600)  # the last day's retries come due

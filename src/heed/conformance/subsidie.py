@@ -50,7 +50,7 @@ def _play_round(b: Bench) -> Output:
     listed = ["/subsidies/regelingen/energiebespaarlening", "/subsidies/oud/sportsubsidie-2019",
               "/regelingen/archief/monumentensubsidie", *TOPIC_OFF]
     s.add("waterveen", {"/robots.txt": robots(
-        "User-agent: *\nDisallow: /\n\nUser-agent: SubsidieUpdate\nDisallow: /subsidies/\n"
+        f"User-agent: *\nDisallow: /\n\nUser-agent: {b.profile.robots_token}\nDisallow: /subsidies/\n"
         "Allow: /subsidies/regelingen/\nAllow: /regelingen/\nDisallow: /regelingen/archief/\nCrawl-delay: 1.2\n"),
         "/sitemap.xml": urlset(listed), **{p: Route(body=_page(p.rsplit("/", 1)[-1])) for p in listed}},
         hostname="waterveen.test")
@@ -58,7 +58,7 @@ def _play_round(b: Bench) -> Output:
                         "/sitemap-subsidies.xml": urlset(SUB_PAGES),
                         **{p: Route(body=_page(p)) for p in SUB_PAGES}}, hostname="subsidies.lindeveen.test")
     s.add("lindeveen", _simple(robots("User-agent: *\nDisallow: /\n"), ["/subsidies/alles"]), hostname="lindeveen.test")
-    s.add("traag", _simple(robots("User-agent: SubsidieUpdate\nCrawl-delay: 100\n"), ["/subsidies/traag"]),
+    s.add("traag", _simple(robots(f"User-agent: {b.profile.robots_token}\nCrawl-delay: 100\n"), ["/subsidies/traag"]),
           hostname="traag.test")
     s.add("dicht", _simple(Route(body="Forbidden", status=403), ["/subsidies/open"]), hostname="dicht.test")
     s.add("storing", _simple(Route(body="<h1>503</h1>", status=503), ["/subsidies/x"]), hostname="storing.test")
@@ -116,7 +116,7 @@ def _play_week(b: Bench) -> Output:
     for n, t in enumerate(times):
         if n == 1:  # the outage is over; another municipality closes itself to the bot
             s.set_route("hoogdijk", "/robots.txt", robots(OPEN))
-            s.set_route("wissel", "/robots.txt", robots("User-agent: SubsidieUpdate\nDisallow: /\n"))
+            s.set_route("wissel", "/robots.txt", robots(f"User-agent: {b.profile.robots_token}\nDisallow: /\n"))
             b.extra["changed"] = t
         if t >= SAT and "report" not in b.extra:  # the municipality asks us to stop and to delete
             b.extra["kept_before"] = stack.bucket_texts()
