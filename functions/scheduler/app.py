@@ -4,13 +4,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from aws_lambda_powertools import Tracer
-
 from heed_aws import runtime
 from heed_aws.journal import logger, metrics
 from heed_aws.service import tick
-
-tracer = Tracer(service="heed")
+from heed_aws.tracing import traced
 
 
 def _event_time(event: dict[str, Any]) -> float | None:
@@ -25,7 +22,7 @@ def _event_time(event: dict[str, Any]) -> float | None:
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
-@tracer.capture_lambda_handler
+@traced
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     profile = runtime.profile()
     logger.append_keys(bot=profile.name)

@@ -81,13 +81,22 @@ def test_layers_hold_the_packages_and_build_for_the_runtime(template: dict[str, 
     runtime = template["Globals"]["Function"]["Runtime"]
     # sam build without a container runs this interpreter: it must be the runtime's Python.
     assert runtime == f"python{sys.version_info.major}.{sys.version_info.minor}"
+    assert template["Globals"]["Function"]["Architectures"] == ["arm64"]
     for layer, package in (("CoreLayer", "heed_core"), ("AwsLayer", "heed_aws")):
         resource = template["Resources"][layer]
         content = ROOT / resource["Properties"]["ContentUri"]
         assert (content / package / "__init__.py").is_file()
         assert (content / "requirements.txt").is_file()
-        assert resource["Metadata"]["BuildMethod"] == runtime
         assert resource["Properties"]["CompatibleRuntimes"] == [runtime]
+        assert resource["Properties"]["CompatibleArchitectures"] == ["arm64"]
+        # THEN the layer's own Makefile builds it: aarch64 wheels for CPython 3.13, bytecode precompiled
+        assert resource["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64"}
+        makefile = (content / "Makefile").read_text(encoding="utf-8")
+        assert f"build-{layer}:" in makefile
+        assert "PLATFORM ?= manylinux2014_aarch64" in makefile and "--only-binary=:all:" in makefile
+        assert f"--python-version {runtime[len('python'):]}" in makefile.replace("$(PY_VER)", runtime[6:])
+        assert "-r \"$(HERE)requirements.txt\"" in makefile and "--no-compile" in makefile
+        assert "-m compileall" in makefile and "--invalidation-mode unchecked-hash" in makefile
 
 
 def test_layer_pins_are_the_tested_versions() -> None:
