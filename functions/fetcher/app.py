@@ -15,4 +15,5 @@ from heed_aws.tracing import traced
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     logger.append_keys(bot=runtime.profile().name)
     return process_batch(event.get("Records", []), runtime.crawler(), runtime.queue(), runtime.store(),
-                         runtime.results_port(), runtime.journal(), parallel=runtime.parallel_turns())
+                         runtime.results_port(), runtime.journal(), parallel=runtime.parallel_turns(),
+                         budget=runtime.budget(context))

@@ -21,6 +21,8 @@ HEADER = (
 # template.yaml's OldestMessageAlarmSeconds default (tests/unit/test_samconfig_alarms.py keeps
 # the two equal): a work token older than an hour means a host is starving.
 OLDEST_MESSAGE_ALARM_DEFAULT_S = 3600
+# template.yaml's FetcherFunction Timeout (the same test keeps them equal).
+FETCHER_TIMEOUT_S = 60
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class DeployEnv:
     bot: str
     fetcher_reserved_concurrency: int
     reverse_dns_name: str | None
+    fetcher_batch_size: int = 10
     bedrock_model_id: str | None = None
     oldest_message_alarm_s: int | None = None
     web_bot_auth_key: tuple[str, str] | None = None  # (service, name) of the signing key
@@ -40,7 +43,8 @@ class DeployEnv:
         return f"heed-{self.bot}"
 
     def parameter_overrides(self) -> str:
-        parts = [f"BotName={self.bot}", f"FetcherReservedConcurrency={self.fetcher_reserved_concurrency}"]
+        parts = [f"BotName={self.bot}", f"FetcherReservedConcurrency={self.fetcher_reserved_concurrency}",
+                 f"FetcherBatchSize={self.fetcher_batch_size}"]
         if self.reverse_dns_name:
             parts.append(f"ReverseDnsName={self.reverse_dns_name}")
         if self.bedrock_model_id:
@@ -98,6 +102,17 @@ def publish_info_page(profile: Profile) -> str:
     return "cloudfront" if signs or (profile.egress.ips and profile.egress.ips_json_path) else "none"
 
 
+def fetcher_batch_size(profile: Profile) -> int:
+    """The fetcher's SQS BatchSize: the records its turns can surely finish in one invocation, each
+    up to a request's whole deadline (fetch.total_deadline_s), politeness.max_in_flight of them
+    side by side (AUBE-11's 1: one after another), in the function's timeout."""
+    from heed_aws.service import batch_size
+
+    in_flight = profile.get("politeness.max_in_flight")
+    return batch_size(float(profile.get("fetch.total_deadline_s")), int(in_flight) if in_flight else 10,
+                      float(FETCHER_TIMEOUT_S))
+
+
 def deploy_env(profile: Profile) -> DeployEnv:
     # AUBE-11: politeness.max_in_flight caps the fetchers running at once (null: no cap).
     in_flight = profile.get("politeness.max_in_flight")
@@ -109,6 +124,7 @@ def deploy_env(profile: Profile) -> DeployEnv:
     return DeployEnv(
         bot=profile.name,
         fetcher_reserved_concurrency=int(in_flight) if in_flight is not None else 0,
+        fetcher_batch_size=fetcher_batch_size(profile),
         reverse_dns_name=str(reverse_dns) if reverse_dns else None,
         bedrock_model_id=str(model) if model else None,
         oldest_message_alarm_s=oldest_message_alarm_s(profile),

@@ -120,7 +120,19 @@ def test_fetcher_reports_batch_item_failures(template: dict[str, Any]) -> None:
     assert len(sqs) == 1
     assert sqs[0]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert sqs[0]["Queue"] == {"Fn::GetAtt": ["WorkQueue", "Arn"]}
-    assert sqs[0]["BatchSize"] == 10
+    # THEN the batch is the bot's, from its profile (samconfig.toml), 1 to SQS's 10
+    assert sqs[0]["BatchSize"] == {"Ref": "FetcherBatchSize"}
+    param = template["Parameters"]["FetcherBatchSize"]
+    assert (param["Type"], param["Default"], param["MinValue"], param["MaxValue"]) == ("Number", 10, 1, 10)
+
+
+def test_the_fetcher_timeout_is_the_one_its_batch_size_is_worked_out_for(template: dict[str, Any]) -> None:
+    from heed.samconfig import FETCHER_TIMEOUT_S, fetcher_batch_size
+
+    assert template["Resources"]["FetcherFunction"]["Properties"]["Timeout"] == FETCHER_TIMEOUT_S
+    # AubeBot's one request at a time (AUBE-11) of up to 30 s: one record a batch; the others ten
+    assert {bot: fetcher_batch_size(load_profile(bot)) for bot in BUILTIN_BOTS} == {
+        bot: 1 if bot == "aubebot" else 10 for bot in BUILTIN_BOTS}
 
 
 def test_common_05_work_queue_is_fifo_per_host_with_a_fifo_dlq(template: dict[str, Any]) -> None:
@@ -259,8 +271,7 @@ def test_sample_events_fit_the_functions(template: dict[str, Any]) -> None:
     tick = json.loads((ROOT / "events/schedule_tick.json").read_text(encoding="utf-8"))
     assert (tick["source"], tick["detail-type"]) == ("aws.events", "Scheduled Event")
     batch = json.loads((ROOT / "events/sqs_fetch_batch.json").read_text(encoding="utf-8"))["Records"]
-    assert 2 <= len(batch) <= template["Resources"]["FetcherFunction"]["Properties"]["Events"]["Work"][
-        "Properties"]["BatchSize"]
+    assert 2 <= len(batch) <= template["Parameters"]["FetcherBatchSize"]["MaxValue"]
     assert len({r["attributes"]["MessageGroupId"] for r in batch}) == 2
     for record in batch:
         assert record["eventSourceARN"].endswith(".fifo")

@@ -61,7 +61,8 @@ def test_deploy_env_reads_a_custom_profile() -> None:
                                  "politeness": {"max_in_flight": 3},
                                  "egress": {"reverse_dns": "crawler.example.org"}})
     env = deploy_env(profile)
-    assert env.parameter_overrides() == ("BotName=mybot FetcherReservedConcurrency=3 "
+    # (3 at once, each up to 30 s, in 60 s: 3 records a batch)
+    assert env.parameter_overrides() == ("BotName=mybot FetcherReservedConcurrency=3 FetcherBatchSize=3 "
                                          "ReverseDnsName=crawler.example.org")
 
 

@@ -21,6 +21,7 @@ from heed_core.profile import Profile, load_profile
 from heed_aws.journal import LogJournal, count
 from heed_aws.queue import QueueObserver, TokenQueue
 from heed_aws.results import AwsResults
+from heed_aws.service import TURN_OVERHEAD_S, Budget
 from heed_aws.store import DynamoStore
 
 if TYPE_CHECKING:  # the identity package (cryptography) loads only for a bot that signs
@@ -122,6 +123,13 @@ def parallel_turns() -> int:
     at once over all hosts (AUBE-11: one at a time)."""
     limit = profile().get("politeness.max_in_flight")
     return max(1, min(10, int(limit))) if limit else 10
+
+
+def budget(context: Any) -> Budget:
+    """The fetcher invocation's time budget: Lambda's remaining time against the longest turn
+    the profile allows (a request's whole deadline, fetch.total_deadline_s, and its commit)."""
+    turn_s = float(profile().get("fetch.total_deadline_s")) + TURN_OVERHEAD_S
+    return Budget(remaining_s=lambda: context.get_remaining_time_in_millis() / 1000.0, turn_s=turn_s)
 
 
 def journal() -> LogJournal:

@@ -85,16 +85,21 @@ def load_handler(name: str) -> Callable[[dict[str, Any], Any], Any]:
 
 @dataclass
 class LambdaContext:
+    """Lambda's context object: the remaining time counts down from the invocation's start, in
+    real time, to the function's timeout (the fetcher's time budget reads it)."""
+
     function_name: str
     memory_limit_in_mb: int = 512
+    timeout_s: float = 60.0
     aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    started: float = field(default_factory=time.monotonic)
 
     @property
     def invoked_function_arn(self) -> str:
         return f"arn:aws:lambda:{REGION}:123456789012:function:{self.function_name}"
 
     def get_remaining_time_in_millis(self) -> int:
-        return 60_000
+        return max(0, int((self.started + self.timeout_s - time.monotonic()) * 1000))
 
 
 class Output:
@@ -298,8 +303,12 @@ class LocalRun:
             self.session_hook(base)
         session = _LockedSession(base, self.aws_lock)
         prefix = f"heed-{self.profile.name}"
+        from heed.samconfig import fetcher_batch_size
+
+        # The stack as this profile deploys it (samconfig.toml): its fetcher's BatchSize.
         self.res = create_stack_resources(template_path=ROOT / "template.yaml", bot=self.profile.name,
-                                          prefix=prefix, session=session, region=REGION)
+                                          prefix=prefix, session=session, region=REGION,
+                                          parameters={"FetcherBatchSize": str(fetcher_batch_size(self.profile))})
         self.sqs = session.client("sqs")
         env = {"HEED_BOT": self.profile.name, "HEED_TABLE": self.res.table_name,
                "HEED_QUEUE_URL": self.res.queue_url, "HEED_BUS_NAME": self.res.bus_name,
@@ -490,7 +499,8 @@ class LocalRun:
         t0 = time.monotonic()
         self._local.in_handler = True
         try:
-            resp = self.fetcher({"Records": records}, LambdaContext("FetcherFunction"))
+            resp = self.fetcher({"Records": records}, LambdaContext("FetcherFunction",
+                                                                     timeout_s=self.res.fetcher_timeout_s))
         except (Exception, InvocationCrash) as exc:  # noqa: BLE001 - as in Lambda: SQS delivers the batch again
             if not isinstance(exc, InvocationCrash):
                 print(f"\nfetcher invocation failed: {exc!r}", file=sys.stderr)
