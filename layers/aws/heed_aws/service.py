@@ -1,4 +1,4 @@
-"""The two services the handlers call: a fetcher batch (FIFO tokens) and a scheduler tick."""
+"""The fetcher's service: one batch of FIFO host tokens, each host's turn within the invocation's time."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -10,17 +10,13 @@ from heed_core.crawl import Crawler, TurnResult
 from heed_core.drain import Pending, drain
 from heed_core.errors import InputError, TransientError
 from heed_core.hoststate import HostRecord
-from heed_core.profile import Profile
-from heed_core.refusals import iso
-from heed_core.rounds import Round, due_rounds, entry_items, round_id, round_tokens
 from heed_core.store import HostStore, Journal, Results
 from heed_core.turn import TokenIn
 
 from heed_aws.journal import count, logger
 from heed_aws.queue import TokenQueue, decode_token
 
-__all__ = ["DRAIN_RESERVE_S", "MAX_REAL_FAILURES", "TURN_OVERHEAD_S", "Budget", "batch_size", "process_batch",
-           "tick"]
+__all__ = ["DRAIN_RESERVE_S", "MAX_REAL_FAILURES", "TURN_OVERHEAD_S", "Budget", "batch_size", "process_batch"]
 
 MAX_REAL_FAILURES = 3  # then the work item is recorded as a skip; deferrals never count here
 _REDRAIN_S = 5.0  # a token whose outbox did not fully leave comes back this soon to drain it
@@ -209,41 +205,3 @@ def _charge_failure(crawler: Crawler, token: Any, exc: Exception) -> None:
         crawler.charge_failure(token, MAX_REAL_FAILURES, f"{type(exc).__name__}: {exc}"[:300])
     except Exception:  # noqa: BLE001 - the state store itself is failing; SQS keeps the token
         logger.exception("could not count the failure", extra={"heed": "failure", "host": token.host})
-
-
-def tick(profile: Profile, store: HostStore, queue: TokenQueue, journal: Journal, *, now: float,
-         tasks: list[str] | None = None) -> dict[str, Any]:
-    """Start every round due since the last tick (or, with ``tasks``, a round of each now).
-
-    The tokens go out first, then the tick's record: a tick that fails half-way has recorded
-    nothing and is done again; the tokens it sent carry deterministic ids, so SQS (within five
-    minutes) and the hosts (for days) take each in once."""
-    meta: dict[str, Any] | None = None
-    if tasks:
-        rounds = [Round(round_id(now, t), now, t) for t in tasks]
-    else:
-        meta = store.get_meta("tick")
-        last = float(meta["last"]) if meta else now - 60.0
-        if now <= last:
-            return {"rounds": [], "items": 0}
-        rounds = due_rounds(profile, last, now)
-    items = []
-    if rounds:
-        sources = store.list_sources()
-        for rnd in rounds:
-            found, skips = entry_items(profile, rnd, sources, now)
-            for src, reason, detail in skips:
-                journal.skip({"bot": profile.name, "url": src.url, "reason": reason, "detail": detail,
-                              "source": src.id, "round": rnd.round_id, "t": iso(now)})
-            items += found
-        if items:
-            # AUBE-02 / WANNADO-07: the entry work carries what is known of its URL (validators).
-            records = store.url_records(i.url for i in items)
-            items = [replace(i, seen=records.get(i.url)) for i in items]
-            queue.send(round_tokens(items))
-    if not tasks:
-        version = int(meta["version"]) if meta else 0
-        if not store.put_meta("tick", {"last": now, "version": version + 1},
-                              expected_version=version if meta else None):
-            return {"rounds": [r.round_id for r in rounds], "items": len(items), "note": "another tick won"}
-    return {"rounds": [r.round_id for r in rounds], "items": len(items)}
