@@ -5,7 +5,7 @@ from datetime import datetime
 from typing import Any
 
 from heed_aws import runtime
-from heed_aws.journal import logger, metrics
+from heed_aws.journal import logger, metrics, per_invocation
 from heed_aws.scheduler import tick
 from heed_aws.tracing import traced
 
@@ -22,6 +22,7 @@ def _event_time(event: dict[str, Any]) -> float | None:
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
+@per_invocation
 @traced
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     profile = runtime.profile()

@@ -5,6 +5,7 @@ import argparse
 import difflib
 import json
 import math
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ class DeployEnv:
     oldest_message_alarm_s: int | None = None
     web_bot_auth_key: tuple[str, str] | None = None  # (service, name) of the signing key
     publish_info_page: str = "none"
+    alarm_email: str | None = None
+    heartbeat_hours: int | None = None
 
     @property
     def stack_name(self) -> str:
@@ -45,6 +48,10 @@ class DeployEnv:
     def parameter_overrides(self) -> str:
         parts = [f"BotName={self.bot}", f"FetcherReservedConcurrency={self.fetcher_reserved_concurrency}",
                  f"FetcherBatchSize={self.fetcher_batch_size}"]
+        if self.alarm_email:
+            parts.append(f"AlarmEmail={self.alarm_email}")
+        if self.heartbeat_hours:
+            parts.append(f"HeartbeatHours={self.heartbeat_hours}")
         if self.reverse_dns_name:
             parts.append(f"ReverseDnsName={self.reverse_dns_name}")
         if self.bedrock_model_id:
@@ -113,6 +120,35 @@ def fetcher_batch_size(profile: Profile) -> int:
                       float(FETCHER_TIMEOUT_S))
 
 
+_EMAIL = re.compile(r"[^@\s:/]+@[^@\s]+\.[^@\s]+")
+# template.yaml's HeartbeatHours bounds and default (the same test keeps them equal).
+HEARTBEAT_DEFAULT_H, HEARTBEAT_MAX_H = 3, 168
+
+
+def alarm_email(profile: Profile) -> str | None:
+    """Who the alarms reach (AlarmEmail): operator.alarm_email, else the bot's contact when it is
+    an e-mail address (a contact page URL is no one to mail), else nobody (said in the README)."""
+    explicit = profile.get("operator.alarm_email")
+    if explicit:
+        return str(explicit)
+    contact = str(profile.get("contact") or "").removeprefix("mailto:")
+    return contact if _EMAIL.fullmatch(contact) else None
+
+
+def heartbeat_hours(profile: Profile) -> int | None:
+    """HeartbeatHours: three times the longest gap between two of the bot's rounds (over a fortnight
+    of its schedules), whole hours, at most a week; None where the template's default covers it."""
+    from heed_core.schedule import firings
+
+    start = 1_798_761_600.0  # 2027-01-01T00:00:00Z, a Friday: weekdays and weekends both seen
+    times = sorted({t for s in profile.schedules for t in firings(s.expression, start, start + 14 * 86400)})
+    if len(times) < 2:
+        return HEARTBEAT_MAX_H
+    longest = max(b - a for a, b in zip(times, times[1:], strict=False))
+    hours = min(HEARTBEAT_MAX_H, max(1, math.ceil(3 * longest / 3600)))
+    return hours if hours != HEARTBEAT_DEFAULT_H else None
+
+
 def deploy_env(profile: Profile) -> DeployEnv:
     # AUBE-11: politeness.max_in_flight caps the fetchers running at once (null: no cap).
     in_flight = profile.get("politeness.max_in_flight")
@@ -130,6 +166,8 @@ def deploy_env(profile: Profile) -> DeployEnv:
         oldest_message_alarm_s=oldest_message_alarm_s(profile),
         web_bot_auth_key=web_bot_auth_key(profile),
         publish_info_page=publish_info_page(profile),
+        alarm_email=alarm_email(profile),
+        heartbeat_hours=heartbeat_hours(profile),
     )
 
 

@@ -199,36 +199,102 @@ def test_wannado_10_bedrock_only_on_the_configured_model_and_only_when_switched_
     assert statement["Resource"]["Fn::Sub"].endswith("foundation-model/${BedrockModelId}")
 
 
+ALLOCATION = {"Fn::If": ["HasEgressAllocationId", {"Ref": "EgressAllocationId"},
+                         {"Fn::GetAtt": ["EgressIp", "AllocationId"]}]}
+
+
 def test_reverse_dns_may_touch_only_the_egress_ip(template: dict[str, Any]) -> None:
     statements = [s for lid, s in _allow_statements(template) if lid == "ReverseDnsFunction"]
     assert len(statements) == 1
     assert sorted(statements[0]["Action"]) == ["ec2:ModifyAddressAttribute", "ec2:ResetAddressAttribute"]
-    assert statements[0]["Resource"]["Fn::Sub"].endswith(":elastic-ip/${EgressIp.AllocationId}")
+    text, variables = statements[0]["Resource"]["Fn::Sub"]
+    assert text.endswith(":elastic-ip/${Allocation}") and variables == {"Allocation": ALLOCATION}
     custom = template["Resources"]["ReverseDns"]
-    assert custom["Properties"]["AllocationId"] == {"Fn::GetAtt": ["EgressIp", "AllocationId"]}
-    # Only with a name and a VPC (the EIP exists only there).
+    assert custom["Properties"]["AllocationId"] == ALLOCATION
+    # Only with a name and egress (the EIP exists only there); outside the VPC (it fetches no site)
     assert template["Conditions"][custom["Condition"]] == {
-        "Fn::And": [{"Condition": "UseVpc"}, {"Condition": "HasReverseDnsName"}]}
+        "Fn::And": [{"Condition": "UseEgress"}, {"Condition": "HasReverseDnsName"}]}
+    assert "VpcConfig" not in template["Resources"]["ReverseDnsFunction"]["Properties"]
+    assert "DependsOn" not in custom
 
 
-def test_common_09_egress_ip_is_an_output_of_the_vpc_stack(template: dict[str, Any]) -> None:
-    output = template["Outputs"]["EgressIp"]
-    assert output["Value"] == {"Ref": "EgressIp"}
-    assert output["Condition"] == "UseVpc"
-    assert template["Resources"]["EgressIp"]["Type"] == "AWS::EC2::EIP"
-    nat = template["Resources"]["NatGateway"]["Properties"]
-    assert nat["AllocationId"] == {"Fn::GetAtt": ["EgressIp", "AllocationId"]}
+def test_common_09_egress_ip_is_kept_and_an_output_or_passed_in(template: dict[str, Any]) -> None:
+    eip = template["Resources"]["EgressIp"]
+    # THEN the address the info page, ips.json and the PTR record promise outlives the stack
+    assert eip["Type"] == "AWS::EC2::EIP" and eip["Condition"] == "CreateEgressIp"
+    assert (eip["DeletionPolicy"], eip["UpdateReplacePolicy"]) == ("Retain", "Retain")
+    assert template["Conditions"]["CreateEgressIp"] == {
+        "Fn::And": [{"Condition": "UseEgress"}, {"Fn::Not": [{"Condition": "HasEgressAllocationId"}]}]}
+    param = template["Parameters"]["EgressAllocationId"]
+    assert param["Default"] == "" and re.fullmatch(param["AllowedPattern"], "eipalloc-0123456789abcdef0")
+    assert template["Outputs"]["EgressIp"] == {**template["Outputs"]["EgressIp"], "Condition": "CreateEgressIp",
+                                               "Value": {"Ref": "EgressIp"}}
+    assert template["Outputs"]["EgressAllocationId"]["Value"] == ALLOCATION
+    # AND whichever NAT carries the traffic holds that one address
+    assert template["Resources"]["NatGateway"]["Properties"]["AllocationId"] == ALLOCATION
+    association = template["Resources"]["EgressIpAssociation"]["Properties"]
+    assert association == {"AllocationId": ALLOCATION, "InstanceId": {"Ref": "NatInstance"}}
     for name in ("WorkQueueUrl", "StateTableName", "ResultsBusName", "ResultsBucketName", "FetcherFunctionName"):
         assert name in template["Outputs"]
 
 
-def test_network_exists_only_with_enable_vpc(template: dict[str, Any]) -> None:
-    network = [k for k, r in template["Resources"].items() if r["Type"].startswith("AWS::EC2::")]
-    assert len(network) >= 10
+def test_egress_mode_picks_the_nat_and_none_makes_no_network(template: dict[str, Any]) -> None:
+    mode = template["Parameters"]["EgressMode"]
+    assert mode["AllowedValues"] == ["nat-instance", "nat-gateway", "none"] and mode["Default"] == "nat-instance"
+    res = template["Resources"]
+    network = [k for k, r in res.items() if r["Type"].startswith("AWS::EC2::")]
+    assert len(network) >= 14
+    by_mode = {"UseEgress", "CreateEgressIp", "UseNatGateway", "UseNatInstance"}
     for logical_id in network:
-        assert template["Resources"][logical_id].get("Condition") == "UseVpc", logical_id
-    assert template["Globals"]["Function"]["VpcConfig"]["Fn::If"][0] == "UseVpc"
-    assert template["Globals"]["Function"]["VpcConfig"]["Fn::If"][2] == {"Ref": "AWS::NoValue"}
+        assert res[logical_id].get("Condition") in by_mode, logical_id
+    assert res["NatGateway"]["Condition"] == "UseNatGateway"
+    assert res["PrivateRouteViaNatGateway"]["Properties"]["NatGatewayId"] == {"Ref": "NatGateway"}
+    assert res["PrivateRouteViaNatGateway"]["Condition"] == "UseNatGateway"
+    assert res["PrivateRouteViaNatInstance"]["Properties"]["InstanceId"] == {"Ref": "NatInstance"}
+    assert res["PrivateRouteViaNatInstance"]["Condition"] == "UseNatInstance"
+
+
+def test_the_nat_instance_is_a_small_graviton_that_forwards_and_heals(template: dict[str, Any]) -> None:
+    res = template["Resources"]
+    nat = res["NatInstance"]["Properties"]
+    assert template["Parameters"]["NatInstanceType"]["Default"] == "t4g.nano"
+    assert template["Parameters"]["NatImageId"]["Default"].endswith("al2023-ami-kernel-default-arm64")
+    assert nat["SourceDestCheck"] is False and nat["SubnetId"] == {"Ref": "PublicSubnet"}
+    assert nat["CreditSpecification"] == {"CPUCredits": "standard"}
+    script = nat["UserData"]["Fn::Base64"]
+    assert "ip_forward = 1" in script and "MASQUERADE" in script and "iptables-services" in script
+    template_data = res["NatLaunchTemplate"]["Properties"]["LaunchTemplateData"]
+    assert template_data["MetadataOptions"]["HttpTokens"] == "required"
+    # only the fetcher's HTTP(S) comes in
+    ingress = res["NatSecurityGroup"]["Properties"]["SecurityGroupIngress"]
+    assert {(r["FromPort"], r["SourceSecurityGroupId"]["Ref"]) for r in ingress} == {
+        (80, "FunctionSecurityGroup"), (443, "FunctionSecurityGroup")}
+    # a failed system check recovers it in place, a failed instance check reboots it
+    recover = res["NatRecoveryAlarm"]["Properties"]
+    assert recover["MetricName"] == "StatusCheckFailed_System"
+    assert {"Fn::Sub": "arn:${AWS::Partition}:automate:${AWS::Region}:ec2:recover"} in recover["AlarmActions"]
+    reboot = res["NatRebootAlarm"]["Properties"]
+    assert reboot["MetricName"] == "StatusCheckFailed_Instance"
+    assert {"Fn::Sub": "arn:${AWS::Partition}:automate:${AWS::Region}:ec2:reboot"} in reboot["AlarmActions"]
+
+
+def test_only_the_fetcher_is_in_the_vpc_in_one_subnet_in_the_nats_zone(template: dict[str, Any]) -> None:
+    res = template["Resources"]
+    assert "VpcConfig" not in template["Globals"]["Function"]
+    in_vpc = [k for k in _functions(template) if "VpcConfig" in res[k]["Properties"]]
+    assert in_vpc == ["FetcherFunction"]
+    vpc = res["FetcherFunction"]["Properties"]["VpcConfig"]["Fn::If"]
+    assert vpc[0] == "UseEgress" and vpc[2] == {"Ref": "AWS::NoValue"}
+    assert vpc[1]["SubnetIds"] == [{"Ref": "PrivateSubnetA"}]
+    subnets = [k for k, r in res.items() if r["Type"] == "AWS::EC2::Subnet"]
+    zones = {json.dumps(res[k]["Properties"]["AvailabilityZone"]) for k in subnets}
+    assert sorted(subnets) == ["PrivateSubnetA", "PublicSubnet"] and len(zones) == 1
+    # AND state and page texts bypass the NAT through gateway endpoints on the private route table
+    endpoints = {r["Properties"]["ServiceName"]["Fn::Sub"].rsplit(".", 1)[1]: r["Properties"]
+                 for r in res.values() if r["Type"] == "AWS::EC2::VPCEndpoint"}
+    assert set(endpoints) == {"dynamodb", "s3"}
+    assert all(e["VpcEndpointType"] == "Gateway" and e["RouteTableIds"] == [{"Ref": "PrivateRouteTable"}]
+               for e in endpoints.values())
 
 
 def test_aube_11_reserved_concurrency_only_when_asked(template: dict[str, Any]) -> None:
@@ -291,7 +357,12 @@ JOURNAL_FIELDS = {
     "request": {"bot", "t_start", "t_end", "method", "url", "host", "status", "error", "purpose", "bytes", "source"},
     "skip": {"bot", "url", "host", "reason", "detail", "purpose", "source", "round", "t"},
 }
-ALARMS = ("DeadLetterAlarm", "FetcherErrorsAlarm", "ImpoliteAnswersAlarm", "OldestTokenAlarm", "RobotsLoopAlarm")
+# The alarms of every stack (the dashboard lists them), then the NAT's own, by EgressMode.
+ALARMS = ("HeartbeatAlarm", "SchedulerErrorsAlarm", "DeadLetterAlarm", "FetcherErrorsAlarm", "FetcherThrottlesAlarm",
+          "DynamoDbThrottlesAlarm", "ImpoliteAnswersAlarm", "OldestTokenAlarm", "InFlightAlarm", "RecursiveLoopAlarm",
+          "RobotsLoopAlarm")
+NAT_ALARMS = {"NatPortAllocationAlarm": "UseNatGateway", "NatRecoveryAlarm": "UseNatInstance",
+              "NatRebootAlarm": "UseNatInstance"}
 
 
 @pytest.fixture(scope="module")
@@ -307,13 +378,19 @@ def emitted() -> set[tuple[str, tuple[str, ...]]]:
     os.environ["POWERTOOLS_METRICS_DISABLED"] = "false"
     os.environ.pop("POWERTOOLS_DEV", None)
     out = io.StringIO()
+
+    def work(event: Any, context: Any) -> dict[str, Any]:
+        j = journal.LogJournal()
+        j.request({"url": "https://a.example/", "status": 429, "purpose": "robots"})
+        j.request({"url": "https://a.example/", "error": "timeout", "purpose": "page"})
+        j.skip({"url": "https://a.example/x", "reason": "robots_disallowed"})
+        for metric in journal.METRICS:
+            journal.count(metric)
+        return {}
+
     try:
         with contextlib.redirect_stdout(out):
-            j = journal.LogJournal()
-            j.request({"url": "https://a.example/", "status": 200, "purpose": "robots"})
-            j.skip({"url": "https://a.example/x", "reason": "robots_disallowed"})
-            for metric in journal.DIMENSIONS:
-                journal.count(metric, "x")
+            journal.metrics.log_metrics(journal.per_invocation(work))({}, None)
     finally:
         for k, v in saved.items():
             if v is None:
@@ -327,7 +404,7 @@ def emitted() -> set[tuple[str, tuple[str, ...]]]:
             for directive in doc["_aws"]["CloudWatchMetrics"]:
                 for dims in directive["Dimensions"]:
                     found |= {(m["Name"], tuple(dims)) for m in directive["Metrics"]}
-    assert ("Requests", ("StatusClass",)) in found  # the capture saw the journal's output
+    assert ("Requests", ("service",)) in found  # the capture saw the journal's output
     return found
 
 
@@ -384,12 +461,14 @@ def test_every_function_logs_to_its_own_group_with_the_retention_parameter(templ
 
 def test_alarms_go_to_the_topic_and_the_topic_to_the_alarm_email(template: dict[str, Any]) -> None:
     alarms = _resources_of(template, "AWS::CloudWatch::Alarm")
-    assert set(alarms) == set(ALARMS)
+    assert set(alarms) == set(ALARMS) | set(NAT_ALARMS)
     for name, alarm in alarms.items():
         props = alarm["Properties"]
-        assert props["AlarmActions"] == [{"Ref": "AlarmTopic"}] and props["OKActions"] == [{"Ref": "AlarmTopic"}], name
-        assert props["TreatMissingData"] == "notBreaching", name  # a quiet bot is not an alarm
+        assert {"Ref": "AlarmTopic"} in props["AlarmActions"] and props["OKActions"] == [{"Ref": "AlarmTopic"}], name
         assert props["AlarmName"]["Fn::Sub"].startswith("${AWS::StackName}-"), name
+        # a quiet bot is no alarm, except for the heartbeat: silence is what it watches for
+        assert props["TreatMissingData"] == ("breaching" if name == "HeartbeatAlarm" else "notBreaching"), name
+        assert alarm.get("Condition") == NAT_ALARMS.get(name), name
     assert template["Resources"]["AlarmTopic"]["Type"] == "AWS::SNS::Topic"
     subscription = template["Resources"]["AlarmEmailSubscription"]
     assert subscription["Condition"] == "HasAlarmEmail"
@@ -397,10 +476,73 @@ def test_alarms_go_to_the_topic_and_the_topic_to_the_alarm_email(template: dict[
                                           "Endpoint": {"Ref": "AlarmEmail"}}
     assert template["Conditions"]["HasAlarmEmail"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmEmail"}, ""]}]}
     email = template["Parameters"]["AlarmEmail"]
-    assert email["Default"] == ""
+    assert email["Default"] == "" and email["Type"] == "String"  # a plain parameter (heed deploy --guided asks it)
     pattern = re.compile(email["AllowedPattern"])
     assert pattern.fullmatch("") and pattern.fullmatch("ops@example.org")
     assert not pattern.fullmatch("ops at example.org") and not pattern.fullmatch("a@b@c.org")
+
+
+def test_the_alarm_topic_is_encrypted_with_a_key_the_alarms_may_use(template: dict[str, Any]) -> None:
+    topic = template["Resources"]["AlarmTopic"]["Properties"]
+    assert topic["KmsMasterKeyId"] == {"Ref": "AlarmTopicKey"}
+    key = template["Resources"]["AlarmTopicKey"]
+    assert key["Type"] == "AWS::KMS::Key" and key["Properties"]["EnableKeyRotation"] is True
+    (alarms,) = [st for st in key["Properties"]["KeyPolicy"]["Statement"]
+                 if st.get("Principal", {}).get("Service") == "cloudwatch.amazonaws.com"]
+    assert sorted(alarms["Action"]) == ["kms:Decrypt", "kms:GenerateDataKey*"]
+    assert alarms["Condition"] == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
+
+
+def test_samconfig_sets_who_the_alarms_reach_and_the_heartbeat_of_each_bot() -> None:
+    from heed.samconfig import alarm_email, heartbeat_hours
+
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text(encoding="utf-8"))
+    for bot in BUILTIN_BOTS:
+        overrides = _overrides(config[bot]["deploy"]["parameters"]["parameter_overrides"])
+        assert overrides.get("AlarmEmail") == alarm_email(load_profile(bot)), bot
+        assert overrides.get("HeartbeatHours", "3") == str(heartbeat_hours(load_profile(bot)) or 3), bot
+    assert _overrides(config["aubebot"]["deploy"]["parameters"]["parameter_overrides"])["AlarmEmail"] == \
+        "robot@aube.news"
+
+
+def test_the_heartbeat_breaches_on_silence_while_sources_exist(template: dict[str, Any]) -> None:
+    props = template["Resources"]["HeartbeatAlarm"]["Properties"]
+    assert set(_heed_metrics(template["Resources"]["HeartbeatAlarm"])) == {
+        ("Requests", (("service", "heed"),)), ("Sources", (("service", "heed"),))}
+    assert props["EvaluationPeriods"] == props["DatapointsToAlarm"] == {"Ref": "HeartbeatHours"}
+    assert all(m["MetricStat"]["Period"] == 3600 for m in props["Metrics"] if "MetricStat" in m)
+    expression = props["Metrics"][-1]["Expression"]
+    # an hour with requests, or with no sources, is fine; no requests and sources (or no word): breach
+
+    def value(requests: float | None, sources: float | None) -> int:
+        fill = {"requests": 0.0 if requests is None else requests, "sources": 1.0 if sources is None else sources}
+        assert expression == "IF(FILL(requests, 0) > 0 OR FILL(sources, 1) == 0, 0, 1)"
+        return 0 if fill["requests"] > 0 or fill["sources"] == 0 else 1
+
+    assert [value(5, 100), value(0, 0), value(None, 100), value(None, None)] == [0, 0, 1, 1]
+    hours = template["Parameters"]["HeartbeatHours"]
+    assert (hours["Default"], hours["MaxValue"]) == (3, 168)
+
+
+def test_scheduler_errors_fetcher_throttles_dynamodb_in_flight_recursion_and_nat_ports_are_watched(
+        template: dict[str, Any]) -> None:
+    res = template["Resources"]
+
+    def watched(name: str) -> tuple[str, str, str]:
+        p = res[name]["Properties"]
+        return p["Namespace"], p["MetricName"], json.dumps(p["Dimensions"][0]["Value"])
+
+    assert watched("SchedulerErrorsAlarm") == ("AWS/Lambda", "Errors", '{"Ref": "SchedulerFunction"}')
+    assert watched("FetcherThrottlesAlarm") == ("AWS/Lambda", "Throttles", '{"Ref": "FetcherFunction"}')
+    assert watched("RecursiveLoopAlarm") == ("AWS/Lambda", "RecursiveInvocationsDropped", '{"Ref": "FetcherFunction"}')
+    assert watched("InFlightAlarm") == ("AWS/SQS", "ApproximateNumberOfMessagesNotVisible",
+                                        '{"Fn::GetAtt": ["WorkQueue", "QueueName"]}')
+    assert res["InFlightAlarm"]["Properties"]["Threshold"] == 100000
+    assert watched("NatPortAllocationAlarm") == ("AWS/NATGateway", "ErrorPortAllocation", '{"Ref": "NatGateway"}')
+    ddb = {m["MetricStat"]["Metric"]["MetricName"]: m["MetricStat"]["Metric"]["Dimensions"]
+           for m in res["DynamoDbThrottlesAlarm"]["Properties"]["Metrics"] if "MetricStat" in m}
+    assert ddb == {"ReadThrottleEvents": [{"Name": "TableName", "Value": {"Ref": "StateTable"}}],
+                   "WriteThrottleEvents": [{"Name": "TableName", "Value": {"Ref": "StateTable"}}]}
 
 
 def test_the_dlq_and_fetcher_error_alarms_watch_the_right_resources(template: dict[str, Any]) -> None:
@@ -421,13 +563,13 @@ def test_the_dlq_and_fetcher_error_alarms_watch_the_right_resources(template: di
 def test_the_politeness_alarms_are_metric_math_on_the_journals_metrics(
         template: dict[str, Any], emitted: set[tuple[str, tuple[str, ...]]]) -> None:
     impolite = template["Resources"]["ImpoliteAnswersAlarm"]
-    assert set(_heed_metrics(impolite)) == {("Requests", (("Status", "429"),)), ("Requests", (("Status", "403"),)),
-                                            ("Requests", (("service", "heed"),))}
+    assert set(_heed_metrics(impolite)) == {("Impolite", (("service", "heed"),)), ("Requests", (("service", "heed"),))}
     assert impolite["Properties"]["Threshold"] == {"Ref": "ImpoliteShareThreshold"}
     robots = template["Resources"]["RobotsLoopAlarm"]
-    assert set(_heed_metrics(robots)) == {("Requests", (("Purpose", "robots"),)), ("Requests", (("service", "heed"),))}
+    assert set(_heed_metrics(robots)) == {("RobotsRequests", (("service", "heed"),)),
+                                          ("Requests", (("service", "heed"),))}
     assert robots["Properties"]["Threshold"] == {"Ref": "RobotsPerPageThreshold"}
-    for name in ALARMS:
+    for name in (*ALARMS, *NAT_ALARMS):
         props = template["Resources"][name]["Properties"]
         for metric, dims in _heed_metrics(template["Resources"][name]):
             # THEN every metric an alarm reads is one the journal writes, with exactly these dimensions
@@ -441,6 +583,10 @@ def test_the_politeness_alarms_are_metric_math_on_the_journals_metrics(
             if "Expression" in m:
                 used = set(re.findall(r"\b([a-z][A-Za-z0-9_]*)\b(?!\s*\()", m["Expression"]))
                 assert used <= ids, (name, used - ids)
+
+
+def test_at_most_twelve_custom_metrics_a_bot(emitted: set[tuple[str, tuple[str, ...]]]) -> None:
+    assert len(emitted) <= 12 and {dims for _, dims in emitted} == {("service",)}
 
 
 def _dashboard(template: dict[str, Any]) -> dict[str, Any]:
@@ -474,18 +620,19 @@ def test_dashboard_shows_what_the_design_card_asks(template: dict[str, Any],
                                                    emitted: set[tuple[str, tuple[str, ...]]]) -> None:
     board = _dashboard(template)
     heed = "Heed/<BotName>"
-    status = _lines(_widget(board, "Requests by status class"))
-    assert status == [[heed, "Requests", "StatusClass", c] for c in ("2xx", "3xx", "4xx", "5xx", "error")]
-    assert [heed, "Skips", "Reason", "robots_disallowed"] in _lines(_widget(board, "robots.txt denials"))
-    stops = _lines(_widget(board, "Stops and closed sources"))
-    assert [heed, "Skips", "Reason", "host_stopped"] in stops and [heed, "Results", "Kind", "source.closed"] in stops
+    requests = _lines(_widget(board, "Requests, failed answers"))
+    assert requests == [[heed, m, "service", "heed"] for m in ("Requests", "RequestErrors", "Impolite")]
+    impolite = _lines(_widget(board, "Impolite answers"))
+    assert [heed, "Impolite", "service", "heed"] in impolite and [heed, "Requests", "service", "heed"] in impolite
+    assert [heed, "RobotsRequests", "service", "heed"] in _lines(_widget(board, "robots.txt requests per"))
     politeness = _lines(_widget(board, "Politeness: turns deferred"))
     assert [heed, "Deferrals", "service", "heed"] in politeness and [heed, "Turns", "service", "heed"] in politeness
-    (kinds,) = _lines(_widget(board, "Items by kind"))
-    assert kinds == ["SEARCH('{\"Heed/<BotName>\",Kind} MetricName=\"Results\"', 'Sum', 300)"]
-    impolite = _lines(_widget(board, "Impolite answers"))
-    assert [heed, "Requests", "Status", "429"] in impolite and [heed, "Requests", "Status", "403"] in impolite
-    assert [heed, "Requests", "Purpose", "robots"] in _lines(_widget(board, "robots.txt requests per"))
+    # the why (status, skip reason) from the log records, by Logs Insights
+    for title, kind in (("Requests by status", "request"), ("Skips by reason", "skip")):
+        widget = _widget(board, title)
+        assert widget["type"] == "log" and f'filter heed = "{kind}"' in widget["properties"]["query"]
+    scheduler = _lines(_widget(board, "Scheduler"))
+    assert scheduler == [[heed, "Sources", "service", "heed"], [heed, "TokensSent", "service", "heed"]]
     fetcher = "<FetcherFunction>"
     assert {tuple(r) for r in _lines(_widget(board, "Fetcher duration"))} == {
         ("AWS/Lambda", "Duration", "FunctionName", fetcher)}
@@ -498,10 +645,13 @@ def test_dashboard_shows_what_the_design_card_asks(template: dict[str, Any],
     assert _lines(_widget(board, "Dead-letter queue")) == [
         ["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "<WorkDeadLetterQueue.QueueName>"]]
     assert _widget(board, "Alarms")["properties"]["alarms"] == [f"<{name}.Arn>" for name in ALARMS]
+    shown = set()
     for widget in board["widgets"]:
         for row in _lines(widget) if widget["type"] == "metric" else []:
             if row[0] == heed:  # every Heed metric on the board is one the journal writes
                 assert (row[1], tuple(row[2::2])) in emitted, (widget["properties"]["title"], row)
+                shown.add(row[1])
+    assert shown == {m for m, _ in emitted}  # and every one of them is on it
 
 
 def test_dashboard_widgets_fit_the_grid_without_overlapping(template: dict[str, Any]) -> None:

@@ -23,7 +23,7 @@ from heed_core.rounds import Round, due_rounds, entry_items, round_id, round_tok
 from heed_core.store import HostStore, Journal
 from heed_core.work import Source
 
-from heed_aws.journal import logger
+from heed_aws.journal import count, logger
 from heed_aws.queue import TokenQueue
 
 __all__ = ["FIRST_CHUNK", "MAX_CHUNK", "MIN_CHUNK", "RESERVE_S", "Pass", "chunk_size", "tick"]
@@ -150,6 +150,7 @@ class _Ticker:
         items = [replace(i, seen=records.get(i.url)) for i in items]
         tokens = round_tokens(items, part=(p.claim.start or "") if p.claim else "")
         self.queue.send(tokens)
+        count("TokensSent", len(tokens))
         self.items += len(items)
         return len(tokens)
 
@@ -236,4 +237,5 @@ def tick(profile: Profile, store: HostStore, queue: TokenQueue, journal: Journal
                        "sources": state.current.sources}
     if state.sources is not None:
         out["sources"] = state.sources
+        count("Sources", state.sources)  # every tick: the heartbeat alarm knows sources exist
     return out

@@ -96,7 +96,7 @@ def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostR
     if not tokens:
         return out
     if budget is not None and not budget.allows_turn():
-        count("Turns", "out_of_time")
+        count("RecordsReturned", len(tokens))
         return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=0.0) for r, _ in tokens]
     (head_rec, head), rest = tokens[0], tokens[1:]
     same = [t for _, t in rest if t.host == head.host]
@@ -110,17 +110,19 @@ def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostR
         # Busy, throttled, a lost race: try again later; the work item is not charged.
         wait = _backoff(head.receives)
         logger.warning("turn deferred: transient", extra={"heed": "transient", "host": head.host, "error": str(exc)})
-        count("Turns", "transient")
+        count("Turns")
+        count("TurnFailures")
         return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
     except Exception as exc:  # noqa: BLE001 - a real failure: charge the item, let SQS redeliver
         logger.exception("host turn failed", extra={"heed": "failure", "host": head.host})
-        count("Turns", "failed")
+        count("Turns")
+        count("TurnFailures")
         _charge_failure(crawler, token, exc)
         wait = _backoff(head.receives)
         return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
-    count("Turns", turn.why or turn.action)
+    count("Turns")
     if turn.action == "defer":
-        count("Deferrals", turn.why or "defer")
+        count("Deferrals")
         out.append(_Outcome(msg_id, receipt, failed=True, hide=turn, pending=turn.pending))
     else:
         out.append(_Outcome(msg_id, receipt, pending=turn.pending))
