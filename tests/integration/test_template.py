@@ -925,3 +925,55 @@ def test_the_function_url_serves_the_pages_and_a_directory_that_verifies(templat
         assert check.valid, check.detail
         assert get("/nothing-here")["statusCode"] == 404 and get("/robot/../secret")["statusCode"] == 404
         assert get("/robot", "POST")["statusCode"] == 405 and get("/robot", "HEAD")["body"] == ""
+
+
+# --- issue 20: the stack in production ---------------------------------------------------------
+
+def test_the_scheduler_ticks_one_at_a_time_and_is_never_retried(template: dict[str, Any]) -> None:
+    props = template["Resources"]["SchedulerFunction"]["Properties"]
+    assert props["ReservedConcurrentExecutions"] == 1
+    # a failed or timed-out tick leaves its pass's cursor in the table: the next minute's goes on
+    assert props["EventInvokeConfig"] == {"MaximumRetryAttempts": 0, "MaximumEventAgeInSeconds": 60}
+
+
+def test_the_fetcher_may_feed_its_own_queue_and_an_alarm_says_if_lambda_drops_it(template: dict[str, Any]) -> None:
+    assert template["Resources"]["FetcherFunction"]["Properties"]["RecursiveLoop"] == "Allow"
+    assert "RecursiveLoopAlarm" in template["Resources"]
+
+
+def _actions(template: dict[str, Any], function: str) -> set[str]:
+    out: set[str] = set()
+    for lid, st in _allow_statements(template):
+        if lid == function:
+            out |= set([st["Action"]] if isinstance(st["Action"], str) else st["Action"])
+    for p in _policies(template["Resources"][function]["Properties"]):
+        if isinstance(p, dict) and not ("Statement" in p or "PolicyDocument" in p):
+            out |= {f"template:{name}" for name in p}
+    return out
+
+
+def test_iam_is_narrowed_no_scan_or_delete_for_the_scheduler_no_lifecycle_for_the_fetcher(
+        template: dict[str, Any]) -> None:
+    scheduler, fetcher = _actions(template, "SchedulerFunction"), _actions(template, "FetcherFunction")
+    assert scheduler == {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:BatchGetItem",
+                         "sqs:SendMessage"}
+    assert {a for a in fetcher if a.startswith("s3:")} == {"s3:GetObject", "s3:PutObject", "s3:ListBucket"}
+    assert not {a for a in scheduler | fetcher if a.startswith("dynamodb:") and ("Scan" in a or "Delete" in a)}
+    assert "template:S3CrudPolicy" not in fetcher and "template:DynamoDBCrudPolicy" not in fetcher | scheduler
+
+
+def test_the_info_page_function_url_is_capped(template: dict[str, Any]) -> None:
+    props = template["Resources"]["InfoPageFunction"]["Properties"]
+    assert props["FunctionUrlConfig"]["AuthType"] == "NONE" and props["ReservedConcurrentExecutions"] == 2
+
+
+def test_xray_sampling_is_a_parameter_with_a_low_default(template: dict[str, Any]) -> None:
+    rate = template["Parameters"]["XRaySamplingRate"]
+    assert (rate["Default"], rate["MinValue"], rate["MaxValue"]) == (0.01, 0, 1)
+    glob = template["Globals"]["Function"]
+    assert glob["Tracing"] == {"Fn::If": ["TracingOn", "Active", "PassThrough"]}
+    assert glob["Environment"]["Variables"]["POWERTOOLS_TRACE_DISABLED"] == {"Fn::If": ["TracingOn", "false", "true"]}
+    rule = template["Resources"]["TracingSamplingRule"]
+    assert rule["Condition"] == "TracingOn"
+    assert rule["Properties"]["SamplingRule"]["FixedRate"] == {"Ref": "XRaySamplingRate"}
+    assert rule["Properties"]["SamplingRule"]["ServiceName"] == {"Fn::Sub": "${AWS::StackName}-*"}
