@@ -173,7 +173,9 @@ class Roles:
         resolver = _Resolver(cfn, parameters, names)
         out = cls()
         for lid, res in cfn["Resources"].items():
-            if res["Type"] != "AWS::Lambda::Function" or "Condition" in res and not resolver.condition(res["Condition"]):
+            if res["Type"] != "AWS::Lambda::Function":
+                continue
+            if "Condition" in res and not resolver.condition(res["Condition"]):
                 continue
             role_id = res["Properties"]["Role"]["Fn::GetAtt"][0]
             role = resolver.value(cfn["Resources"][role_id]["Properties"])
