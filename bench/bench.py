@@ -107,6 +107,29 @@ def cost_per_million(h: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+def cost_inputs(res: dict[str, Any]) -> dict[str, Any]:
+    """What one page costs in each billed unit, as this run measured it (``heed cost`` reads this)."""
+    h = res["heed"]
+    pages = max(1, h["requests"])
+    calls = Counter(h["calls"])
+    return {
+        "measured": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "python": platform.python_version(), "size": res["size"], "pages": pages,
+        "bench_latency_s": LATENCY_S, "fetcher_memory_mb": h["fetcher_memory_mb"],
+        "per_page": {
+            "billed_s": h["billed_s"] / pages, "cpu_s": h["cpu_s"] / pages,
+            "fetcher_invocations": h["invocations"] / pages,
+            "rru": h["rru"] / pages, "wru": h["wru"] / pages,
+            # the poller's ReceiveMessage is Lambda's event source mapping: billed as SQS requests too
+            "sqs_requests": h["sqs_requests"] / pages, "receive_requests": calls.get("sqs.ReceiveMessage", 0) / pages,
+            "events": h["events"] / pages, "s3_puts": h["s3_puts"] / pages, "s3_gets": h["s3_gets"] / pages,
+            "log_bytes": h["log_bytes"] / pages, "bytes_fetched": h["page_bytes"] / pages,
+        },
+        "per_invocation": {"emf_bytes": h["emf_bytes_per_invocation"]},
+        "per_tick": {"log_bytes": h["tick_log_bytes"]},
+    }
+
+
 def _python() -> str:
     return sys.executable
 
@@ -202,6 +225,8 @@ def main() -> None:
                     help="smoke (default), 200x10, 1000x5 or all; may be repeated")
     ap.add_argument("--side", action="append", choices=["heed", "scrapy"], help="default: both")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument("--cost-inputs", metavar="FILE",
+                    help="write what `heed cost` reads: Heed's per-page figures of the largest size run")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 if Heed broke a gap or left work undone (make test runs the smoke size so)")
     args = ap.parse_args()
@@ -218,6 +243,12 @@ def main() -> None:
         print(report(res), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    if args.cost_inputs:
+        runs = [r for r in results if "heed" in r]
+        if not runs:
+            raise SystemExit("bench: --cost-inputs needs the heed side")
+        biggest = max(runs, key=lambda r: r["heed"]["requests"])
+        Path(args.cost_inputs).write_text(json.dumps(cost_inputs(biggest), indent=2) + "\n")
     if args.check:
         bad = [r["size"] for r in results if "heed" in r and (
             r["heed"]["site"]["violations"] or r["heed"]["left"] or r["heed"]["site"]["requests"] == 0)]

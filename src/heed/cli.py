@@ -396,7 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("bot")
     show.set_defaults(func=cmd_profile_show)
 
-    from heed import audit, conformance, dlq, identity_cli, ops, sources_cli
+    from heed import audit, conformance, cost, dlq, identity_cli, ops, sources_cli
 
     sources_cli.register(sub)
     ops.register(sub)
@@ -404,6 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     dlq.register(sub)
     identity_cli.register(sub)
     conformance.register(sub)
+    cost.register(sub)
     return parser
 
 

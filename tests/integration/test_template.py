@@ -334,6 +334,12 @@ def test_samconfig_overrides_match_the_profiles(template: dict[str, Any]) -> Non
 
 
 def test_sample_events_fit_the_functions(template: dict[str, Any]) -> None:
+    from heed_aws.queue import decode_token
+
+    from heed.local.samlocal import main as samlocal
+
+    # THEN events/ is what the real encoders make (python -m heed.local.samlocal events --write)
+    assert samlocal(["events", "--check"]) == 0
     tick = json.loads((ROOT / "events/schedule_tick.json").read_text(encoding="utf-8"))
     assert (tick["source"], tick["detail-type"]) == ("aws.events", "Scheduled Event")
     batch = json.loads((ROOT / "events/sqs_fetch_batch.json").read_text(encoding="utf-8"))["Records"]
@@ -343,12 +349,31 @@ def test_sample_events_fit_the_functions(template: dict[str, Any]) -> None:
         assert record["eventSourceARN"].endswith(".fifo")
         assert {"MessageGroupId", "MessageDeduplicationId", "SequenceNumber", "ApproximateReceiveCount"} \
             <= set(record["attributes"])
-        body = json.loads(record["body"])
-        assert set(body) == {"host", "round_id"}
+        # AND each body is a token the fetcher takes: its group is its host, its work that host's
+        token = decode_token(record["body"], 1, record["messageId"])
+        assert token.host == record["attributes"]["MessageGroupId"] and token.items and not token.bad
+        assert token.tok == record["attributes"]["MessageDeduplicationId"]
     create = json.loads((ROOT / "events/reverse_dns_create.json").read_text(encoding="utf-8"))
     assert create["RequestType"] == "Create"
     assert set(template["Resources"]["ReverseDns"]["Properties"]) - {"ServiceToken", "ServiceTimeout"} \
         <= set(create["ResourceProperties"])
+
+
+def test_env_json_points_sam_local_at_the_resources_samlocal_creates() -> None:
+    import boto3
+    from moto import mock_aws
+
+    from heed.local.resources import create_stack_resources
+    from heed.local.samlocal import PREFIX
+
+    env = json.loads((ROOT / "env.json").read_text(encoding="utf-8"))["Parameters"]
+    with mock_aws():
+        session = boto3.session.Session(aws_access_key_id="t", aws_secret_access_key="t", region_name="eu-west-1")
+        res = create_stack_resources(template_path=TEMPLATE, bot="aubebot", prefix=PREFIX, session=session)
+    assert (env["HEED_TABLE"], env["HEED_BUS_NAME"], env["HEED_BUCKET"]) == (res.table_name, res.bus_name,
+                                                                             res.bucket)
+    assert env["HEED_QUEUE_URL"].rsplit("/", 2)[1:] == res.queue_url.rsplit("/", 2)[1:]
+    assert env["AWS_ENDPOINT_URL"].endswith(":5000") and env["HEED_BOT"] in BUILTIN_BOTS
 
 
 # --- monitoring: logs, metrics, alarms, dashboard, saved queries (issue 11) --------------------
@@ -620,8 +645,8 @@ def test_dashboard_shows_what_the_design_card_asks(template: dict[str, Any],
                                                    emitted: set[tuple[str, tuple[str, ...]]]) -> None:
     board = _dashboard(template)
     heed = "Heed/<BotName>"
-    requests = _lines(_widget(board, "Requests, failed answers"))
-    assert requests == [[heed, m, "service", "heed"] for m in ("Requests", "RequestErrors", "Impolite")]
+    requests = _lines(_widget(board, "Requests and impolite"))
+    assert requests == [[heed, m, "service", "heed"] for m in ("Requests", "Impolite")]
     impolite = _lines(_widget(board, "Impolite answers"))
     assert [heed, "Impolite", "service", "heed"] in impolite and [heed, "Requests", "service", "heed"] in impolite
     assert [heed, "RobotsRequests", "service", "heed"] in _lines(_widget(board, "robots.txt requests per"))
@@ -632,7 +657,8 @@ def test_dashboard_shows_what_the_design_card_asks(template: dict[str, Any],
         widget = _widget(board, title)
         assert widget["type"] == "log" and f'filter heed = "{kind}"' in widget["properties"]["query"]
     scheduler = _lines(_widget(board, "Scheduler"))
-    assert scheduler == [[heed, "Sources", "service", "heed"], [heed, "TokensSent", "service", "heed"]]
+    assert scheduler == [[heed, "Sources", "service", "heed"], ["AWS/Lambda", "Duration", "FunctionName",
+                                                                 "<SchedulerFunction>"]]
     fetcher = "<FetcherFunction>"
     assert {tuple(r) for r in _lines(_widget(board, "Fetcher duration"))} == {
         ("AWS/Lambda", "Duration", "FunctionName", fetcher)}

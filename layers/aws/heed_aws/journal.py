@@ -1,9 +1,10 @@
 """Every request and every skip as a structured log record with a reason code, and a few counts.
 
-Metrics: one namespace per bot (``Heed/<BotName>`` from POWERTOOLS_METRICS_NAMESPACE), at most
-twelve metrics, each with the one dimension ``service=heed``, added up over an invocation and
-written as one EMF document at its end (``per_invocation``): a custom metric is billed per month
-whether one document feeds it or a thousand, and a metric per reason or status code was sixty.
+Metrics: one namespace per bot (``Heed/<BotName>`` from POWERTOOLS_METRICS_NAMESPACE), ten
+metrics (twelve at most; ten fit CloudWatch's always-free tier), each with the one dimension
+``service=heed``, added up over an invocation and written as one EMF document at its end
+(``per_invocation``): a custom metric is billed per month whether one document feeds it or a
+thousand, and a metric per reason or status code was sixty.
 The why of each skip, status and purpose is in the log record; Logs Insights groups them
 (the stack's saved queries). A count that stayed 0 in an invocation is not written.
 
@@ -11,7 +12,6 @@ The why of each skip, status and purpose is in the log record; Logs Insights gro
 metric            what it counts
 ================  ======================================================================
 Requests          requests that left (each one is also a ``request`` log record)
-RequestErrors     of them, answered 5xx or not at all (timeout, refused, reset)
 Impolite          of them, answered 429 or 403 (the sites say: too fast, or unwelcome)
 RobotsRequests    of them, robots.txt requests
 Skips             URLs not fetched or not kept (each a ``skip`` record with its reason)
@@ -20,7 +20,6 @@ Turns             host turns
 Deferrals         of them, deferred to the host's next slot
 TurnFailures      of them, failed (a busy store, a bug): the token comes back
 RecordsReturned   batch records not started for want of time (back at once)
-TokensSent        host tokens the scheduler sent
 Sources           sources in the scheduler's last full pass (every tick: the heartbeat's "sources exist")
 ================  ======================================================================
 """
@@ -42,8 +41,8 @@ SERVICE = "heed"
 
 logger = Logger(service=SERVICE)
 
-METRICS = ("Requests", "RequestErrors", "Impolite", "RobotsRequests", "Skips", "Results", "Turns", "Deferrals",
-           "TurnFailures", "RecordsReturned", "TokensSent", "Sources")
+METRICS = ("Requests", "Impolite", "RobotsRequests", "Skips", "Results", "Turns", "Deferrals", "TurnFailures",
+           "RecordsReturned", "Sources")
 _GAUGES = frozenset({"Sources"})  # the value as it is, not added up
 
 
@@ -135,8 +134,6 @@ class LogJournal:
             status = record.get("status")
             if status in (429, 403):
                 count("Impolite")
-            elif status_class(record) in ("5xx", "error"):
-                count("RequestErrors")
             if record.get("purpose") == "robots":
                 count("RobotsRequests")
         if self.tap is not None:

@@ -150,7 +150,6 @@ class _Ticker:
         items = [replace(i, seen=records.get(i.url)) for i in items]
         tokens = round_tokens(items, part=(p.claim.start or "") if p.claim else "")
         self.queue.send(tokens)
-        count("TokensSent", len(tokens))
         self.items += len(items)
         return len(tokens)
 
