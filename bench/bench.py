@@ -37,7 +37,7 @@ LATENCY_S = 0.02
 # eu-west-1 (Ireland) list prices, read 2026-11 from aws.amazon.com/<service>/pricing; DynamoDB's
 # on-demand prices are those after the 50 % cut of November 2024. Free tiers are left out.
 PRICES = {
-    "lambda_gb_s": 0.0000166667,  # x86, per GB-second
+    "lambda_gb_s": 0.0000133334,  # arm64 (the template's), per GB-second
     "lambda_request": 0.20 / 1e6,
     "sqs_fifo_request": 0.50 / 1e6,  # a request carries up to 10 messages / 64 KB
     "dynamodb_wru": 0.7068 / 1e6,  # on-demand write request unit (1 KB)
@@ -210,9 +210,10 @@ def report(res: dict[str, Any]) -> str:
                      f"the poller's ReceiveMessage apart: {poll / pages:.2f})")
         lines.append("  " + ", ".join(f"{k} {v / pages:.2f}" for k, v in sorted(calls.items(), key=lambda kv: -kv[1])))
         c = cost_per_million(h)
-        lines.append(f"Heed on AWS per million pages: ${c['total']:.2f} (Lambda {c['lambda']:.2f}, SQS {c['sqs']:.2f}, "
+        lines.append(f"Heed's per-page units on AWS, per million pages: ${c['total']:.2f} "
+                     f"(Lambda {c['lambda']:.2f}, SQS {c['sqs']:.2f}, "
                      f"DynamoDB {c['dynamodb']:.2f}, EventBridge {c['eventbridge']:.2f}, S3 {c['s3']:.2f}); "
-                     f"NAT data apart at ${c['nat_per_gb']}/GB")
+                     f"NAT data apart at ${c['nat_per_gb']}/GB; the bill, all in: heed cost")
         lines.append(f"  ({h['invocations']} fetcher invocations of {h['concurrency']} at once, billed "
                      f"{h['billed_s']:.1f} s; {h['wru']:.0f} WRU, {h['rru']:.0f} RRU; "
                      f"max receive count {h['max_receive_count']})")
