@@ -51,10 +51,10 @@ print(json.dumps({"ms": ms, "modules": mods}))
 """
 
 
-def host_platform() -> str:
-    """The manylinux tag of this machine's wheels (x86_64 or aarch64)."""
+def host_arch() -> str:
+    """This machine's architecture as manylinux wheels name it (x86_64 or aarch64)."""
     machine = platform.machine().lower()
-    return "manylinux2014_" + {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
 
 
 def build_layers(dest: Path) -> dict[str, Path]:
@@ -63,7 +63,7 @@ def build_layers(dest: Path) -> dict[str, Path]:
     for name, src in LAYERS.items():
         target = dest / name
         subprocess.run(["make", "--no-print-directory", "-s", "-C", str(src), f"build-{name}",
-                        f"ARTIFACTS_DIR={target}", f"PLATFORM={host_platform()}"], check=True,
+                        f"ARTIFACTS_DIR={target}", f"ARCH={host_arch()}"], check=True,
                        env={**os.environ, "PIP_ROOT_USER_ACTION": "ignore"})
         out[name] = target / "python"
     return out

@@ -93,7 +93,8 @@ def test_layers_hold_the_packages_and_build_for_the_runtime(template: dict[str, 
         assert resource["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64"}
         makefile = (content / "Makefile").read_text(encoding="utf-8")
         assert f"build-{layer}:" in makefile
-        assert "PLATFORM ?= manylinux2014_aarch64" in makefile and "--only-binary=:all:" in makefile
+        assert "ARCH      ?= aarch64" in makefile and "--only-binary=:all:" in makefile
+        assert "PLATFORMS := manylinux_2_28_$(ARCH) manylinux2014_$(ARCH)" in makefile
         assert f"--python-version {runtime[len('python'):]}" in makefile.replace("$(PY_VER)", runtime[6:])
         assert "-r \"$(HERE)requirements.txt\"" in makefile and "--no-compile" in makefile
         assert "-m compileall" in makefile and "--invalidation-mode unchecked-hash" in makefile
