@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,26 +180,25 @@ def render(est: Estimate) -> str:
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
+    """The table (or --json); a user's mistake is one line on stderr, exit 2."""
     from heed_core.profile import ProfileError, load_profile
 
-    from heed.cli import UsageError
     from heed.local.resources import TemplateError, load_template
     from heed.local.root import ROOT
 
-    if args.pages_per_month < 0:
-        raise UsageError("--pages-per-month: must be 0 or more")
-    try:
-        profile = load_profile(args.bot)
-    except ProfileError as exc:
-        raise UsageError(str(exc)) from exc
     path = _inputs_path()
     try:
+        profile = load_profile(args.bot)
         inputs = json.loads(path.read_text(encoding="utf-8"))
         prices = json.loads(PRICES.read_text(encoding="utf-8"))
         template = load_template(ROOT / "template.yaml")
+    except ProfileError as exc:
+        print(f"heed: error: {exc}", file=sys.stderr)
+        return 2
     except (OSError, ValueError, TemplateError) as exc:
-        raise UsageError(f"cannot read the cost inputs ({exc}); make them with: bench/run --size 200x10 "
-                         f"--cost-inputs {path}") from exc
+        print(f"heed: error: cannot read the cost inputs ({exc}); make them with: bench/run --size 200x10 "
+              f"--side heed --cost-inputs {path}", file=sys.stderr)
+        return 2
     est = estimate(profile, args.pages_per_month, args.egress, prices, inputs, template)
     print(json.dumps(est.to_json(), indent=2) if args.json else render(est))
     return 0
