@@ -3,7 +3,7 @@ PYTHON ?= python3.13
 VENV   := .venv
 TOOLS  := .venv-tools
 
-.PHONY: demo test unit lint sam-check wheel-check bench install tools clean
+.PHONY: demo test unit lint sam-check wheel-check bench cold-import install tools clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,10 +46,15 @@ test: install tools
 	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh
 	$(VENV)/bin/heed samconfig --check
 	bench/run --size smoke --check
+	$(VENV)/bin/python bench/cold_import.py --runs 3 --check --limit-ms 600
 
 # Heed and Scrapy side by side on a fixture web (see README, Performance and scale).
 bench:
 	bench/run --size smoke --size 200x10 --size 1000x5
+
+# The fetcher's cold import from the layers as built (README, Performance and scale).
+cold-import: install
+	$(VENV)/bin/python bench/cold_import.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .venv-bench .aws-sam heed-out build dist

@@ -18,8 +18,9 @@ STACK_DIR = "heed/_stack"  # heed.local.root.ROOT looks here first
 
 
 def stack_files() -> list[str]:
-    """template.yaml and every function's app.py, relative to the project root."""
-    files = ["template.yaml", *sorted(p.relative_to(HERE).as_posix() for p in HERE.glob("functions/*/app.py"))]
+    """template.yaml, the bench's per-page figures (heed cost) and every function's app.py."""
+    files = ["template.yaml", "bench/cost-inputs.json",
+             *sorted(p.relative_to(HERE).as_posix() for p in HERE.glob("functions/*/app.py"))]
     missing = [f for f in files if not (HERE / f).is_file()]
     if missing or len(files) == 1:
         raise SystemExit(f"setup.py: cannot ship the local stack, missing: {missing or ['functions/*/app.py']}")

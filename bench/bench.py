@@ -37,7 +37,7 @@ LATENCY_S = 0.02
 # eu-west-1 (Ireland) list prices, read 2026-11 from aws.amazon.com/<service>/pricing; DynamoDB's
 # on-demand prices are those after the 50 % cut of November 2024. Free tiers are left out.
 PRICES = {
-    "lambda_gb_s": 0.0000166667,  # x86, per GB-second
+    "lambda_gb_s": 0.0000133334,  # arm64 (the template's), per GB-second
     "lambda_request": 0.20 / 1e6,
     "sqs_fifo_request": 0.50 / 1e6,  # a request carries up to 10 messages / 64 KB
     "dynamodb_wru": 0.7068 / 1e6,  # on-demand write request unit (1 KB)
@@ -105,6 +105,29 @@ def cost_per_million(h: dict[str, Any]) -> dict[str, float]:
     out["total"] = sum(out.values())
     out["nat_per_gb"] = PRICES["nat_gb"]
     return out
+
+
+def cost_inputs(res: dict[str, Any]) -> dict[str, Any]:
+    """What one page costs in each billed unit, as this run measured it (``heed cost`` reads this)."""
+    h = res["heed"]
+    pages = max(1, h["requests"])
+    calls = Counter(h["calls"])
+    return {
+        "measured": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "python": platform.python_version(), "size": res["size"], "pages": pages,
+        "bench_latency_s": LATENCY_S, "fetcher_memory_mb": h["fetcher_memory_mb"],
+        "per_page": {
+            "billed_s": h["billed_s"] / pages, "cpu_s": h["cpu_s"] / pages,
+            "fetcher_invocations": h["invocations"] / pages,
+            "rru": h["rru"] / pages, "wru": h["wru"] / pages,
+            # the poller's ReceiveMessage is Lambda's event source mapping: billed as SQS requests too
+            "sqs_requests": h["sqs_requests"] / pages, "receive_requests": calls.get("sqs.ReceiveMessage", 0) / pages,
+            "events": h["events"] / pages, "s3_puts": h["s3_puts"] / pages, "s3_gets": h["s3_gets"] / pages,
+            "log_bytes": h["log_bytes"] / pages, "bytes_fetched": h["page_bytes"] / pages,
+        },
+        "per_invocation": {"emf_bytes": h["emf_bytes_per_invocation"]},
+        "per_tick": {"log_bytes": h["tick_log_bytes"]},
+    }
 
 
 def _python() -> str:
@@ -187,9 +210,10 @@ def report(res: dict[str, Any]) -> str:
                      f"the poller's ReceiveMessage apart: {poll / pages:.2f})")
         lines.append("  " + ", ".join(f"{k} {v / pages:.2f}" for k, v in sorted(calls.items(), key=lambda kv: -kv[1])))
         c = cost_per_million(h)
-        lines.append(f"Heed on AWS per million pages: ${c['total']:.2f} (Lambda {c['lambda']:.2f}, SQS {c['sqs']:.2f}, "
+        lines.append(f"Heed's per-page units on AWS, per million pages: ${c['total']:.2f} "
+                     f"(Lambda {c['lambda']:.2f}, SQS {c['sqs']:.2f}, "
                      f"DynamoDB {c['dynamodb']:.2f}, EventBridge {c['eventbridge']:.2f}, S3 {c['s3']:.2f}); "
-                     f"NAT data apart at ${c['nat_per_gb']}/GB")
+                     f"NAT data apart at ${c['nat_per_gb']}/GB; the bill, all in: heed cost")
         lines.append(f"  ({h['invocations']} fetcher invocations of {h['concurrency']} at once, billed "
                      f"{h['billed_s']:.1f} s; {h['wru']:.0f} WRU, {h['rru']:.0f} RRU; "
                      f"max receive count {h['max_receive_count']})")
@@ -202,6 +226,8 @@ def main() -> None:
                     help="smoke (default), 200x10, 1000x5 or all; may be repeated")
     ap.add_argument("--side", action="append", choices=["heed", "scrapy"], help="default: both")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument("--cost-inputs", metavar="FILE",
+                    help="write what `heed cost` reads: Heed's per-page figures of the largest size run")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 if Heed broke a gap or left work undone (make test runs the smoke size so)")
     args = ap.parse_args()
@@ -218,6 +244,12 @@ def main() -> None:
         print(report(res), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    if args.cost_inputs:
+        runs = [r for r in results if "heed" in r]
+        if not runs:
+            raise SystemExit("bench: --cost-inputs needs the heed side")
+        biggest = max(runs, key=lambda r: r["heed"]["requests"])
+        Path(args.cost_inputs).write_text(json.dumps(cost_inputs(biggest), indent=2) + "\n")
     if args.check:
         bad = [r["size"] for r in results if "heed" in r and (
             r["heed"]["site"]["violations"] or r["heed"]["left"] or r["heed"]["site"]["requests"] == 0)]

@@ -110,6 +110,51 @@ class AwsCounter:
                     self.wru += max(1, math.ceil(item_size(item) / 1024))
 
 
+class ByteCount:
+    """A stream that only counts what is written to it (the log lines Lambda would ingest)."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.lines = 0
+
+    def write(self, text: str) -> int:
+        self.bytes += len(text.encode("utf-8"))
+        self.lines += text.count("\n")
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def count_logs() -> ByteCount:
+    """The handlers' log records at INFO (the template's LogLevel) counted instead of printed."""
+    import logging
+
+    from heed_aws.journal import logger
+
+    sink = ByteCount()
+    logger.setLevel("INFO")
+    handler = logger.registered_handler
+    assert isinstance(handler, logging.StreamHandler)
+    handler.setStream(sink)  # type: ignore[arg-type]
+    return sink
+
+
+def emf_bytes() -> int:
+    """The size of one invocation's EMF document with every one of the bot's metrics in it."""
+    from aws_lambda_powertools import Metrics
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    from heed_aws.journal import METRICS
+
+    doc = Metrics(service="heed", namespace="Heed/aubebot")
+    for name in METRICS:
+        doc.add_metric(name=name, unit=MetricUnit.Count, value=123.0)
+    out = json.dumps(doc.serialize_metric_set(), separators=(",", ":"))
+    doc.clear_metrics()
+    return len(out) + 1
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--hosts", type=int, required=True)
@@ -134,13 +179,19 @@ def main() -> None:
         run = LocalRun(profile, sources, start=now, until=now, out_dir=Path(tmp), allow_private=True,
                        patience_s=30.0, concurrency=args.concurrency, session_hook=counter.attach)
         run.setup()
+        logs = count_logs()
         setup_calls = sum(counter.calls.values())
         counter.calls.clear()
         counter.rru = counter.wru = 0.0
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         wall0 = time.monotonic()
         run.fire(time.time(), ["feed"])
+        tick_log_bytes = logs.bytes
         left = run.drain()
+        page_bytes = 0
+        with (Path(tmp) / "requests.jsonl").open(encoding="utf-8") as f:
+            run.out.files["requests"].flush()
+            page_bytes = sum(int(json.loads(line).get("bytes") or 0) for line in f)
         wall = time.monotonic() - wall0
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         requests = run.out.n["requests"]
@@ -156,6 +207,8 @@ def main() -> None:
         "s3_gets": counter.s3_gets, "sqs_requests": counter.sqs_requests, "billed_s": run.billed_s,
         "invocations": run.invocations, "fetcher_memory_mb": 512, "concurrency": run.concurrency,
         "max_receive_count": run.max_receive_count,
+        "log_bytes": logs.bytes - tick_log_bytes, "log_lines": logs.lines, "tick_log_bytes": tick_log_bytes,
+        "emf_bytes_per_invocation": emf_bytes(), "page_bytes": page_bytes,
         "item_bytes": {k: {"n": len(v), "mean": sum(v) / len(v), "max": max(v)} for k, v in counter.sizes.items()},
     }))
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks template.yaml the way a deploy would: cfn-lint, then SAM's validation, then a real build.
 # SAM CLI is not in the project venv (its pins clash with moto's): take it from $SAM or PATH
-# (`make tools` installs aws-sam-cli into .venv-tools). The build needs no container: it uses
-# this machine's python3.13, which must match the template's Runtime.
+# (`make tools` installs aws-sam-cli into .venv-tools). The build needs no container on any
+# machine: the functions use this machine's python3.13 (the template's Runtime), and each layer's
+# Makefile installs the arm64 (manylinux aarch64, cp313) wheels and precompiles them.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

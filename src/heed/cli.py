@@ -413,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
     pcheck.add_argument("bot", metavar="FILE")
     pcheck.set_defaults(func=ownbot.cmd_profile_check)
 
-    from heed import audit, conformance, deploy, dlq, identity_cli, ops, sources_cli
+    from heed import audit, conformance, cost, deploy, dlq, identity_cli, ops, sources_cli
 
     ownbot.register(sub)
     deploy.register(sub)
@@ -424,6 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
     dlq.register(sub)
     identity_cli.register(sub)
     conformance.register(sub)
+    cost.register(sub)
     return parser
 
 

@@ -3,7 +3,7 @@ built-in ones and each one `heed deploy` (or `heed samconfig --bot FILE --write`
 
 The parameters that come from a profile are written again from it every time; what the operator
 chose for an environment (its stack name, region, AWS profile, and any other parameter such as
-AlarmEmail or EnableVpc) is kept. A bot that is not built in is recorded with its profile file
+EgressMode, EgressAllocationId) is kept. A bot that is not built in is recorded with its profile file
 (``# profile: PATH`` above its section), so `--check` and `--write` read it again."""
 from __future__ import annotations
 
@@ -25,17 +25,20 @@ HEADER = (
     "# Generated from the bot profiles by `heed samconfig --write` and `heed deploy`: the five in\n"
     "# layers/core/heed_core/profiles/*.yaml and each bot of its own recorded below (# profile: FILE).\n"
     "# Change the profile and regenerate (`heed samconfig --check` in CI); a stack name, region, AWS\n"
-    "# profile or other parameter (AlarmEmail, EnableVpc) set here by hand is kept.\n"
+    "# profile or other parameter (EgressMode, EgressAllocationId) set here by hand is kept.\n"
     "# Deploy one bot: heed deploy --bot <bot> --stack <stack>, or sam deploy --config-env <bot>\n"
 )
 
 # template.yaml's OldestMessageAlarmSeconds default (tests/unit/test_samconfig_alarms.py keeps
 # the two equal): a work token older than an hour means a host is starving.
 OLDEST_MESSAGE_ALARM_DEFAULT_S = 3600
+# template.yaml's FetcherFunction Timeout (the same test keeps them equal).
+FETCHER_TIMEOUT_S = 60
 
-# The parameters a profile decides; every other one in an environment is the operator's.
-PROFILE_PARAMETERS = ("BotName", "ProfileSha256", "FetcherReservedConcurrency", "ReverseDnsName", "BedrockModelId",
-                      "OldestMessageAlarmSeconds", "WebBotAuthKeyService", "WebBotAuthKeyName", "PublishInfoPage")
+# The parameters a profile decides; every other one in an environment is the operator's. AlarmEmail
+# is the operator's too, the profile's address (operator.alarm_email, its contact) only its default.
+PROFILE_PARAMETERS = ("BotName", "ProfileSha256", "FetcherReservedConcurrency", "FetcherBatchSize", "HeartbeatHours", "ReverseDnsName", "BedrockModelId", "OldestMessageAlarmSeconds",
+                      "WebBotAuthKeyService", "WebBotAuthKeyName", "PublishInfoPage")
 _RECORD = re.compile(r"# profile: (.+)")
 _SECTION = re.compile(r"\[([a-z0-9][a-z0-9-]*)\.deploy\.parameters\]")
 
@@ -51,11 +54,14 @@ class DeployEnv:
     bot: str
     fetcher_reserved_concurrency: int
     reverse_dns_name: str | None
+    fetcher_batch_size: int = 10
     bedrock_model_id: str | None = None
     oldest_message_alarm_s: int | None = None
     web_bot_auth_key: tuple[str, str] | None = None  # (service, name) of the signing key
     publish_info_page: str = "none"
     profile_sha256: str = ""  # heed_core.bundle.content_hash: the functions refuse any other
+    alarm_email: str | None = None
+    heartbeat_hours: int | None = None
 
     @property
     def stack_name(self) -> str:
@@ -65,7 +71,12 @@ class DeployEnv:
         parts = [f"BotName={self.bot}"]
         if self.profile_sha256:
             parts.append(f"ProfileSha256={self.profile_sha256}")
-        parts.append(f"FetcherReservedConcurrency={self.fetcher_reserved_concurrency}")
+        parts += [f"FetcherReservedConcurrency={self.fetcher_reserved_concurrency}",
+                  f"FetcherBatchSize={self.fetcher_batch_size}"]
+        if self.alarm_email:
+            parts.append(f"AlarmEmail={self.alarm_email}")
+        if self.heartbeat_hours:
+            parts.append(f"HeartbeatHours={self.heartbeat_hours}")
         if self.reverse_dns_name:
             parts.append(f"ReverseDnsName={self.reverse_dns_name}")
         if self.bedrock_model_id:
@@ -87,7 +98,7 @@ class EnvChoices:
     stack_name: str | None = None
     region: str | None = None
     aws_profile: str | None = None
-    parameters: tuple[tuple[str, str], ...] = ()  # parameters no profile decides (AlarmEmail, EnableVpc, ...)
+    parameters: tuple[tuple[str, str], ...] = ()  # parameters no profile decides (EgressMode, ...)
     profile_ref: str | None = None  # a bot that is not built in: its profile file, as recorded
 
     def with_parameters(self, values: Mapping[str, str]) -> EnvChoices:
@@ -140,6 +151,46 @@ def publish_info_page(profile: Profile) -> str:
     return "cloudfront" if signs or (profile.egress.ips and profile.egress.ips_json_path) else "none"
 
 
+def fetcher_batch_size(profile: Profile) -> int:
+    """The fetcher's SQS BatchSize: the records its turns can surely finish in one invocation, each
+    up to a request's whole deadline (fetch.total_deadline_s), politeness.max_in_flight of them
+    side by side (AUBE-11's 1: one after another), in the function's timeout."""
+    from heed_aws.service import batch_size
+
+    in_flight = profile.get("politeness.max_in_flight")
+    return batch_size(float(profile.get("fetch.total_deadline_s")), int(in_flight) if in_flight else 10,
+                      float(FETCHER_TIMEOUT_S))
+
+
+_EMAIL = re.compile(r"[^@\s:/]+@[^@\s]+\.[^@\s]+")
+# template.yaml's HeartbeatHours bounds and default (the same test keeps them equal).
+HEARTBEAT_DEFAULT_H, HEARTBEAT_MAX_H = 3, 168
+
+
+def alarm_email(profile: Profile) -> str | None:
+    """Who the alarms reach (AlarmEmail): operator.alarm_email, else the bot's contact when it is
+    an e-mail address (a contact page URL is no one to mail), else nobody (said in the README)."""
+    explicit = profile.get("operator.alarm_email")
+    if explicit:
+        return str(explicit)
+    contact = str(profile.get("contact") or "").removeprefix("mailto:")
+    return contact if _EMAIL.fullmatch(contact) else None
+
+
+def heartbeat_hours(profile: Profile) -> int | None:
+    """HeartbeatHours: three times the longest gap between two of the bot's rounds (over a fortnight
+    of its schedules), whole hours, at most a week; None where the template's default covers it."""
+    from heed_core.schedule import firings
+
+    start = 1_798_761_600.0  # 2027-01-01T00:00:00Z, a Friday: weekdays and weekends both seen
+    times = sorted({t for s in profile.schedules for t in firings(s.expression, start, start + 14 * 86400)})
+    if len(times) < 2:
+        return HEARTBEAT_MAX_H
+    longest = max(b - a for a, b in zip(times, times[1:], strict=False))
+    hours = min(HEARTBEAT_MAX_H, max(1, math.ceil(3 * longest / 3600)))
+    return hours if hours != HEARTBEAT_DEFAULT_H else None
+
+
 def deploy_env(profile: Profile) -> DeployEnv:
     from heed_core.bundle import content_hash
 
@@ -153,12 +204,15 @@ def deploy_env(profile: Profile) -> DeployEnv:
     return DeployEnv(
         bot=profile.name,
         fetcher_reserved_concurrency=int(in_flight) if in_flight is not None else 0,
+        fetcher_batch_size=fetcher_batch_size(profile),
         reverse_dns_name=str(reverse_dns) if reverse_dns else None,
         bedrock_model_id=str(model) if model else None,
         oldest_message_alarm_s=oldest_message_alarm_s(profile),
         web_bot_auth_key=web_bot_auth_key(profile),
         publish_info_page=publish_info_page(profile),
         profile_sha256=content_hash(profile),
+        alarm_email=alarm_email(profile),
+        heartbeat_hours=heartbeat_hours(profile),
     )
 
 
@@ -205,7 +259,9 @@ def _parameter(key: str, value: str) -> str:
 
 def _section(env: DeployEnv, choices: EnvChoices) -> list[str]:
     stack = choices.stack_name or env.stack_name
-    overrides = " ".join([env.parameter_overrides()] + [_parameter(k, v) for k, v in choices.parameters])
+    mine = {k for k, _ in choices.parameters}
+    ours = [p for p in shlex.split(env.parameter_overrides()) if p.split("=", 1)[0] not in mine]
+    overrides = " ".join([_parameter(*p.split("=", 1)) for p in ours] + [_parameter(k, v) for k, v in choices.parameters])
     lines = [f"# profile: {choices.profile_ref}"] if choices.profile_ref else []
     lines += [f"[{env.bot}.deploy.parameters]", f"stack_name = {_toml_str(stack)}", f"s3_prefix = {_toml_str(stack)}"]
     if choices.region:

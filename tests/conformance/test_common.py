@@ -287,27 +287,32 @@ def test_common_08_everything_stored_from_a_domain_can_be_deleted(web: Web, tmp_
 
 def test_common_09_all_traffic_leaves_through_one_elastic_ip():
     """A deployment rule: proven on template.yaml (locally every request leaves from this machine).
-    Every function runs in the private subnets, whose only default route is the NAT gateway that
-    holds the one Elastic IP, published as the EgressIp output (see also
-    tests/integration/test_template.py::test_common_09_egress_ip_is_an_output_of_the_vpc_stack)."""
+    The fetcher, the one function that fetches, runs in the private subnet, whose only default
+    route is the NAT (gateway or instance, by EgressMode) that holds the one Elastic IP, kept
+    when the stack goes and published as the EgressIp output (see also
+    tests/integration/test_template.py::test_common_09_egress_ip_is_kept_and_an_output_or_passed_in)."""
     t = load_template(ROOT / "template.yaml")
     res = t["Resources"]
-    vpc = t["Globals"]["Function"]["VpcConfig"]["Fn::If"][1]
-    subnets = {s["Ref"] for s in vpc["SubnetIds"]}
-    assert subnets == {"PrivateSubnetA", "PrivateSubnetB"}
     functions = [k for k, r in res.items() if r["Type"] == "AWS::Serverless::Function"]
-    own = {f: res[f]["Properties"].get("VpcConfig") for f in functions}
-    # A function either takes the global setting or names the same private subnets itself.
-    assert own and all(v is None or {x["Ref"] for x in v["SubnetIds"]} == subnets for v in own.values())
+    in_vpc = [f for f in functions if "VpcConfig" in res[f]["Properties"]]
+    assert in_vpc == ["FetcherFunction"] and "VpcConfig" not in t["Globals"]["Function"]
+    vpc = res["FetcherFunction"]["Properties"]["VpcConfig"]["Fn::If"][1]
+    subnets = {s["Ref"] for s in vpc["SubnetIds"]}
+    assert subnets == {"PrivateSubnetA"}
     tables = {res[k]["Properties"]["RouteTableId"]["Ref"] for k, r in res.items()
               if r["Type"] == "AWS::EC2::SubnetRouteTableAssociation" and r["Properties"]["SubnetId"]["Ref"] in subnets}
-    routes = [r["Properties"] for r in res.values() if r["Type"] == "AWS::EC2::Route"
+    routes = [r for r in res.values() if r["Type"] == "AWS::EC2::Route"
               and r["Properties"]["RouteTableId"]["Ref"] in tables]
-    assert routes and all(set(r) == {"RouteTableId", "DestinationCidrBlock", "NatGatewayId"} for r in routes)
-    nats = {r["NatGatewayId"]["Ref"] for r in routes}
-    assert nats == {"NatGateway"}
-    assert res["NatGateway"]["Properties"]["AllocationId"] == {"Fn::GetAtt": ["EgressIp", "AllocationId"]}
+    assert sorted((r["Condition"], sorted(r["Properties"])) for r in routes) == [
+        ("UseNatGateway", ["DestinationCidrBlock", "NatGatewayId", "RouteTableId"]),
+        ("UseNatInstance", ["DestinationCidrBlock", "InstanceId", "RouteTableId"])]
+    allocation = {"Fn::If": ["HasEgressAllocationId", {"Ref": "EgressAllocationId"},
+                             {"Fn::GetAtt": ["EgressIp", "AllocationId"]}]}
+    assert res["NatGateway"]["Properties"]["AllocationId"] == allocation
+    association = res["EgressIpAssociation"]["Properties"]
+    assert association == {"AllocationId": allocation, "InstanceId": {"Ref": "NatInstance"}}
     assert [k for k, r in res.items() if r["Type"] == "AWS::EC2::EIP"] == ["EgressIp"]
+    assert res["EgressIp"]["DeletionPolicy"] == "Retain"
     assert t["Outputs"]["EgressIp"]["Value"] == {"Ref": "EgressIp"}
     # WANNADO publishes its addresses; the profile holds them for /crawler/ips.json (WANNADO-02).
     assert load_profile("wannadobot").get("egress.ips")

@@ -81,13 +81,23 @@ def test_layers_hold_the_packages_and_build_for_the_runtime(template: dict[str, 
     runtime = template["Globals"]["Function"]["Runtime"]
     # sam build without a container runs this interpreter: it must be the runtime's Python.
     assert runtime == f"python{sys.version_info.major}.{sys.version_info.minor}"
+    assert template["Globals"]["Function"]["Architectures"] == ["arm64"]
     for layer, package in (("CoreLayer", "heed_core"), ("AwsLayer", "heed_aws")):
         resource = template["Resources"][layer]
         content = ROOT / resource["Properties"]["ContentUri"]
         assert (content / package / "__init__.py").is_file()
         assert (content / "requirements.txt").is_file()
-        assert resource["Metadata"]["BuildMethod"] == runtime
         assert resource["Properties"]["CompatibleRuntimes"] == [runtime]
+        assert resource["Properties"]["CompatibleArchitectures"] == ["arm64"]
+        # THEN the layer's own Makefile builds it: aarch64 wheels for CPython 3.13, bytecode precompiled
+        assert resource["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64"}
+        makefile = (content / "Makefile").read_text(encoding="utf-8")
+        assert f"build-{layer}:" in makefile
+        assert "ARCH      ?= aarch64" in makefile and "--only-binary=:all:" in makefile
+        assert "PLATFORMS := manylinux_2_28_$(ARCH) manylinux2014_$(ARCH)" in makefile
+        assert f"--python-version {runtime[len('python'):]}" in makefile.replace("$(PY_VER)", runtime[6:])
+        assert "-r \"$(HERE)requirements.txt\"" in makefile and "--no-compile" in makefile
+        assert "-m compileall" in makefile and "--invalidation-mode unchecked-hash" in makefile
 
 
 def test_layer_pins_are_the_tested_versions() -> None:
@@ -111,7 +121,19 @@ def test_fetcher_reports_batch_item_failures(template: dict[str, Any]) -> None:
     assert len(sqs) == 1
     assert sqs[0]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert sqs[0]["Queue"] == {"Fn::GetAtt": ["WorkQueue", "Arn"]}
-    assert sqs[0]["BatchSize"] == 10
+    # THEN the batch is the bot's, from its profile (samconfig.toml), 1 to SQS's 10
+    assert sqs[0]["BatchSize"] == {"Ref": "FetcherBatchSize"}
+    param = template["Parameters"]["FetcherBatchSize"]
+    assert (param["Type"], param["Default"], param["MinValue"], param["MaxValue"]) == ("Number", 10, 1, 10)
+
+
+def test_the_fetcher_timeout_is_the_one_its_batch_size_is_worked_out_for(template: dict[str, Any]) -> None:
+    from heed.samconfig import FETCHER_TIMEOUT_S, fetcher_batch_size
+
+    assert template["Resources"]["FetcherFunction"]["Properties"]["Timeout"] == FETCHER_TIMEOUT_S
+    # AubeBot's one request at a time (AUBE-11) of up to 30 s: one record a batch; the others ten
+    assert {bot: fetcher_batch_size(load_profile(bot)) for bot in BUILTIN_BOTS} == {
+        bot: 1 if bot == "aubebot" else 10 for bot in BUILTIN_BOTS}
 
 
 def test_common_05_work_queue_is_fifo_per_host_with_a_fifo_dlq(template: dict[str, Any]) -> None:
@@ -178,36 +200,102 @@ def test_wannado_10_bedrock_only_on_the_configured_model_and_only_when_switched_
     assert statement["Resource"]["Fn::Sub"].endswith("foundation-model/${BedrockModelId}")
 
 
+ALLOCATION = {"Fn::If": ["HasEgressAllocationId", {"Ref": "EgressAllocationId"},
+                         {"Fn::GetAtt": ["EgressIp", "AllocationId"]}]}
+
+
 def test_reverse_dns_may_touch_only_the_egress_ip(template: dict[str, Any]) -> None:
     statements = [s for lid, s in _allow_statements(template) if lid == "ReverseDnsFunction"]
     assert len(statements) == 1
     assert sorted(statements[0]["Action"]) == ["ec2:ModifyAddressAttribute", "ec2:ResetAddressAttribute"]
-    assert statements[0]["Resource"]["Fn::Sub"].endswith(":elastic-ip/${EgressIp.AllocationId}")
+    text, variables = statements[0]["Resource"]["Fn::Sub"]
+    assert text.endswith(":elastic-ip/${Allocation}") and variables == {"Allocation": ALLOCATION}
     custom = template["Resources"]["ReverseDns"]
-    assert custom["Properties"]["AllocationId"] == {"Fn::GetAtt": ["EgressIp", "AllocationId"]}
-    # Only with a name and a VPC (the EIP exists only there).
+    assert custom["Properties"]["AllocationId"] == ALLOCATION
+    # Only with a name and egress (the EIP exists only there); outside the VPC (it fetches no site)
     assert template["Conditions"][custom["Condition"]] == {
-        "Fn::And": [{"Condition": "UseVpc"}, {"Condition": "HasReverseDnsName"}]}
+        "Fn::And": [{"Condition": "UseEgress"}, {"Condition": "HasReverseDnsName"}]}
+    assert "VpcConfig" not in template["Resources"]["ReverseDnsFunction"]["Properties"]
+    assert "DependsOn" not in custom
 
 
-def test_common_09_egress_ip_is_an_output_of_the_vpc_stack(template: dict[str, Any]) -> None:
-    output = template["Outputs"]["EgressIp"]
-    assert output["Value"] == {"Ref": "EgressIp"}
-    assert output["Condition"] == "UseVpc"
-    assert template["Resources"]["EgressIp"]["Type"] == "AWS::EC2::EIP"
-    nat = template["Resources"]["NatGateway"]["Properties"]
-    assert nat["AllocationId"] == {"Fn::GetAtt": ["EgressIp", "AllocationId"]}
+def test_common_09_egress_ip_is_kept_and_an_output_or_passed_in(template: dict[str, Any]) -> None:
+    eip = template["Resources"]["EgressIp"]
+    # THEN the address the info page, ips.json and the PTR record promise outlives the stack
+    assert eip["Type"] == "AWS::EC2::EIP" and eip["Condition"] == "CreateEgressIp"
+    assert (eip["DeletionPolicy"], eip["UpdateReplacePolicy"]) == ("Retain", "Retain")
+    assert template["Conditions"]["CreateEgressIp"] == {
+        "Fn::And": [{"Condition": "UseEgress"}, {"Fn::Not": [{"Condition": "HasEgressAllocationId"}]}]}
+    param = template["Parameters"]["EgressAllocationId"]
+    assert param["Default"] == "" and re.fullmatch(param["AllowedPattern"], "eipalloc-0123456789abcdef0")
+    assert template["Outputs"]["EgressIp"] == {**template["Outputs"]["EgressIp"], "Condition": "CreateEgressIp",
+                                               "Value": {"Ref": "EgressIp"}}
+    assert template["Outputs"]["EgressAllocationId"]["Value"] == ALLOCATION
+    # AND whichever NAT carries the traffic holds that one address
+    assert template["Resources"]["NatGateway"]["Properties"]["AllocationId"] == ALLOCATION
+    association = template["Resources"]["EgressIpAssociation"]["Properties"]
+    assert association == {"AllocationId": ALLOCATION, "InstanceId": {"Ref": "NatInstance"}}
     for name in ("WorkQueueUrl", "StateTableName", "ResultsBusName", "ResultsBucketName", "FetcherFunctionName"):
         assert name in template["Outputs"]
 
 
-def test_network_exists_only_with_enable_vpc(template: dict[str, Any]) -> None:
-    network = [k for k, r in template["Resources"].items() if r["Type"].startswith("AWS::EC2::")]
-    assert len(network) >= 10
+def test_egress_mode_picks_the_nat_and_none_makes_no_network(template: dict[str, Any]) -> None:
+    mode = template["Parameters"]["EgressMode"]
+    assert mode["AllowedValues"] == ["nat-instance", "nat-gateway", "none"] and mode["Default"] == "nat-instance"
+    res = template["Resources"]
+    network = [k for k, r in res.items() if r["Type"].startswith("AWS::EC2::")]
+    assert len(network) >= 14
+    by_mode = {"UseEgress", "CreateEgressIp", "UseNatGateway", "UseNatInstance"}
     for logical_id in network:
-        assert template["Resources"][logical_id].get("Condition") == "UseVpc", logical_id
-    assert template["Globals"]["Function"]["VpcConfig"]["Fn::If"][0] == "UseVpc"
-    assert template["Globals"]["Function"]["VpcConfig"]["Fn::If"][2] == {"Ref": "AWS::NoValue"}
+        assert res[logical_id].get("Condition") in by_mode, logical_id
+    assert res["NatGateway"]["Condition"] == "UseNatGateway"
+    assert res["PrivateRouteViaNatGateway"]["Properties"]["NatGatewayId"] == {"Ref": "NatGateway"}
+    assert res["PrivateRouteViaNatGateway"]["Condition"] == "UseNatGateway"
+    assert res["PrivateRouteViaNatInstance"]["Properties"]["InstanceId"] == {"Ref": "NatInstance"}
+    assert res["PrivateRouteViaNatInstance"]["Condition"] == "UseNatInstance"
+
+
+def test_the_nat_instance_is_a_small_graviton_that_forwards_and_heals(template: dict[str, Any]) -> None:
+    res = template["Resources"]
+    nat = res["NatInstance"]["Properties"]
+    assert template["Parameters"]["NatInstanceType"]["Default"] == "t4g.nano"
+    assert template["Parameters"]["NatImageId"]["Default"].endswith("al2023-ami-kernel-default-arm64")
+    assert nat["SourceDestCheck"] is False and nat["SubnetId"] == {"Ref": "PublicSubnet"}
+    assert nat["CreditSpecification"] == {"CPUCredits": "standard"}
+    script = nat["UserData"]["Fn::Base64"]
+    assert "ip_forward = 1" in script and "MASQUERADE" in script and "iptables-services" in script
+    template_data = res["NatLaunchTemplate"]["Properties"]["LaunchTemplateData"]
+    assert template_data["MetadataOptions"]["HttpTokens"] == "required"
+    # only the fetcher's HTTP(S) comes in
+    ingress = res["NatSecurityGroup"]["Properties"]["SecurityGroupIngress"]
+    assert {(r["FromPort"], r["SourceSecurityGroupId"]["Ref"]) for r in ingress} == {
+        (80, "FunctionSecurityGroup"), (443, "FunctionSecurityGroup")}
+    # a failed system check recovers it in place, a failed instance check reboots it
+    recover = res["NatRecoveryAlarm"]["Properties"]
+    assert recover["MetricName"] == "StatusCheckFailed_System"
+    assert {"Fn::Sub": "arn:${AWS::Partition}:automate:${AWS::Region}:ec2:recover"} in recover["AlarmActions"]
+    reboot = res["NatRebootAlarm"]["Properties"]
+    assert reboot["MetricName"] == "StatusCheckFailed_Instance"
+    assert {"Fn::Sub": "arn:${AWS::Partition}:automate:${AWS::Region}:ec2:reboot"} in reboot["AlarmActions"]
+
+
+def test_only_the_fetcher_is_in_the_vpc_in_one_subnet_in_the_nats_zone(template: dict[str, Any]) -> None:
+    res = template["Resources"]
+    assert "VpcConfig" not in template["Globals"]["Function"]
+    in_vpc = [k for k in _functions(template) if "VpcConfig" in res[k]["Properties"]]
+    assert in_vpc == ["FetcherFunction"]
+    vpc = res["FetcherFunction"]["Properties"]["VpcConfig"]["Fn::If"]
+    assert vpc[0] == "UseEgress" and vpc[2] == {"Ref": "AWS::NoValue"}
+    assert vpc[1]["SubnetIds"] == [{"Ref": "PrivateSubnetA"}]
+    subnets = [k for k, r in res.items() if r["Type"] == "AWS::EC2::Subnet"]
+    zones = {json.dumps(res[k]["Properties"]["AvailabilityZone"]) for k in subnets}
+    assert sorted(subnets) == ["PrivateSubnetA", "PublicSubnet"] and len(zones) == 1
+    # AND state and page texts bypass the NAT through gateway endpoints on the private route table
+    endpoints = {r["Properties"]["ServiceName"]["Fn::Sub"].rsplit(".", 1)[1]: r["Properties"]
+                 for r in res.values() if r["Type"] == "AWS::EC2::VPCEndpoint"}
+    assert set(endpoints) == {"dynamodb", "s3"}
+    assert all(e["VpcEndpointType"] == "Gateway" and e["RouteTableIds"] == [{"Ref": "PrivateRouteTable"}]
+               for e in endpoints.values())
 
 
 def test_aube_11_reserved_concurrency_only_when_asked(template: dict[str, Any]) -> None:
@@ -272,22 +360,46 @@ def test_samconfig_overrides_match_the_profiles(template: dict[str, Any]) -> Non
 
 
 def test_sample_events_fit_the_functions(template: dict[str, Any]) -> None:
+    from heed_aws.queue import decode_token
+
+    from heed.local.samlocal import main as samlocal
+
+    # THEN events/ is what the real encoders make (python -m heed.local.samlocal events --write)
+    assert samlocal(["events", "--check"]) == 0
     tick = json.loads((ROOT / "events/schedule_tick.json").read_text(encoding="utf-8"))
     assert (tick["source"], tick["detail-type"]) == ("aws.events", "Scheduled Event")
     batch = json.loads((ROOT / "events/sqs_fetch_batch.json").read_text(encoding="utf-8"))["Records"]
-    assert 2 <= len(batch) <= template["Resources"]["FetcherFunction"]["Properties"]["Events"]["Work"][
-        "Properties"]["BatchSize"]
+    assert 2 <= len(batch) <= template["Parameters"]["FetcherBatchSize"]["MaxValue"]
     assert len({r["attributes"]["MessageGroupId"] for r in batch}) == 2
     for record in batch:
         assert record["eventSourceARN"].endswith(".fifo")
         assert {"MessageGroupId", "MessageDeduplicationId", "SequenceNumber", "ApproximateReceiveCount"} \
             <= set(record["attributes"])
-        body = json.loads(record["body"])
-        assert set(body) == {"host", "round_id"}
+        # AND each body is a token the fetcher takes: its group is its host, its work that host's
+        token = decode_token(record["body"], 1, record["messageId"])
+        assert token.host == record["attributes"]["MessageGroupId"] and token.items and not token.bad
+        assert token.tok == record["attributes"]["MessageDeduplicationId"]
     create = json.loads((ROOT / "events/reverse_dns_create.json").read_text(encoding="utf-8"))
     assert create["RequestType"] == "Create"
     assert set(template["Resources"]["ReverseDns"]["Properties"]) - {"ServiceToken", "ServiceTimeout"} \
         <= set(create["ResourceProperties"])
+
+
+def test_env_json_points_sam_local_at_the_resources_samlocal_creates() -> None:
+    import boto3
+    from moto import mock_aws
+
+    from heed.local.resources import create_stack_resources
+    from heed.local.samlocal import PREFIX
+
+    env = json.loads((ROOT / "env.json").read_text(encoding="utf-8"))["Parameters"]
+    with mock_aws():
+        session = boto3.session.Session(aws_access_key_id="t", aws_secret_access_key="t", region_name="eu-west-1")
+        res = create_stack_resources(template_path=TEMPLATE, bot="aubebot", prefix=PREFIX, session=session)
+    assert (env["HEED_TABLE"], env["HEED_BUS_NAME"], env["HEED_BUCKET"]) == (res.table_name, res.bus_name,
+                                                                             res.bucket)
+    assert env["HEED_QUEUE_URL"].rsplit("/", 2)[1:] == res.queue_url.rsplit("/", 2)[1:]
+    assert env["AWS_ENDPOINT_URL"].endswith(":5000") and env["HEED_BOT"] in BUILTIN_BOTS
 
 
 # --- monitoring: logs, metrics, alarms, dashboard, saved queries (issue 11) --------------------
@@ -296,7 +408,12 @@ JOURNAL_FIELDS = {
     "request": {"bot", "t_start", "t_end", "method", "url", "host", "status", "error", "purpose", "bytes", "source"},
     "skip": {"bot", "url", "host", "reason", "detail", "purpose", "source", "round", "t"},
 }
-ALARMS = ("DeadLetterAlarm", "FetcherErrorsAlarm", "ImpoliteAnswersAlarm", "OldestTokenAlarm", "RobotsLoopAlarm")
+# The alarms of every stack (the dashboard lists them), then the NAT's own, by EgressMode.
+ALARMS = ("HeartbeatAlarm", "SchedulerErrorsAlarm", "DeadLetterAlarm", "FetcherErrorsAlarm", "FetcherThrottlesAlarm",
+          "DynamoDbThrottlesAlarm", "ImpoliteAnswersAlarm", "OldestTokenAlarm", "InFlightAlarm", "RecursiveLoopAlarm",
+          "RobotsLoopAlarm")
+NAT_ALARMS = {"NatPortAllocationAlarm": "UseNatGateway", "NatRecoveryAlarm": "UseNatInstance",
+              "NatRebootAlarm": "UseNatInstance"}
 
 
 @pytest.fixture(scope="module")
@@ -312,13 +429,19 @@ def emitted() -> set[tuple[str, tuple[str, ...]]]:
     os.environ["POWERTOOLS_METRICS_DISABLED"] = "false"
     os.environ.pop("POWERTOOLS_DEV", None)
     out = io.StringIO()
+
+    def work(event: Any, context: Any) -> dict[str, Any]:
+        j = journal.LogJournal()
+        j.request({"url": "https://a.example/", "status": 429, "purpose": "robots"})
+        j.request({"url": "https://a.example/", "error": "timeout", "purpose": "page"})
+        j.skip({"url": "https://a.example/x", "reason": "robots_disallowed"})
+        for metric in journal.METRICS:
+            journal.count(metric)
+        return {}
+
     try:
         with contextlib.redirect_stdout(out):
-            j = journal.LogJournal()
-            j.request({"url": "https://a.example/", "status": 200, "purpose": "robots"})
-            j.skip({"url": "https://a.example/x", "reason": "robots_disallowed"})
-            for metric in journal.DIMENSIONS:
-                journal.count(metric, "x")
+            journal.metrics.log_metrics(journal.per_invocation(work))({}, None)
     finally:
         for k, v in saved.items():
             if v is None:
@@ -332,7 +455,7 @@ def emitted() -> set[tuple[str, tuple[str, ...]]]:
             for directive in doc["_aws"]["CloudWatchMetrics"]:
                 for dims in directive["Dimensions"]:
                     found |= {(m["Name"], tuple(dims)) for m in directive["Metrics"]}
-    assert ("Requests", ("StatusClass",)) in found  # the capture saw the journal's output
+    assert ("Requests", ("service",)) in found  # the capture saw the journal's output
     return found
 
 
@@ -389,12 +512,14 @@ def test_every_function_logs_to_its_own_group_with_the_retention_parameter(templ
 
 def test_alarms_go_to_the_topic_and_the_topic_to_the_alarm_email(template: dict[str, Any]) -> None:
     alarms = _resources_of(template, "AWS::CloudWatch::Alarm")
-    assert set(alarms) == set(ALARMS)
+    assert set(alarms) == set(ALARMS) | set(NAT_ALARMS)
     for name, alarm in alarms.items():
         props = alarm["Properties"]
-        assert props["AlarmActions"] == [{"Ref": "AlarmTopic"}] and props["OKActions"] == [{"Ref": "AlarmTopic"}], name
-        assert props["TreatMissingData"] == "notBreaching", name  # a quiet bot is not an alarm
+        assert {"Ref": "AlarmTopic"} in props["AlarmActions"] and props["OKActions"] == [{"Ref": "AlarmTopic"}], name
         assert props["AlarmName"]["Fn::Sub"].startswith("${AWS::StackName}-"), name
+        # a quiet bot is no alarm, except for the heartbeat: silence is what it watches for
+        assert props["TreatMissingData"] == ("breaching" if name == "HeartbeatAlarm" else "notBreaching"), name
+        assert alarm.get("Condition") == NAT_ALARMS.get(name), name
     assert template["Resources"]["AlarmTopic"]["Type"] == "AWS::SNS::Topic"
     subscription = template["Resources"]["AlarmEmailSubscription"]
     assert subscription["Condition"] == "HasAlarmEmail"
@@ -402,10 +527,73 @@ def test_alarms_go_to_the_topic_and_the_topic_to_the_alarm_email(template: dict[
                                           "Endpoint": {"Ref": "AlarmEmail"}}
     assert template["Conditions"]["HasAlarmEmail"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmEmail"}, ""]}]}
     email = template["Parameters"]["AlarmEmail"]
-    assert email["Default"] == ""
+    assert email["Default"] == "" and email["Type"] == "String"  # a plain parameter (heed deploy --guided asks it)
     pattern = re.compile(email["AllowedPattern"])
     assert pattern.fullmatch("") and pattern.fullmatch("ops@example.org")
     assert not pattern.fullmatch("ops at example.org") and not pattern.fullmatch("a@b@c.org")
+
+
+def test_the_alarm_topic_is_encrypted_with_a_key_the_alarms_may_use(template: dict[str, Any]) -> None:
+    topic = template["Resources"]["AlarmTopic"]["Properties"]
+    assert topic["KmsMasterKeyId"] == {"Ref": "AlarmTopicKey"}
+    key = template["Resources"]["AlarmTopicKey"]
+    assert key["Type"] == "AWS::KMS::Key" and key["Properties"]["EnableKeyRotation"] is True
+    (alarms,) = [st for st in key["Properties"]["KeyPolicy"]["Statement"]
+                 if st.get("Principal", {}).get("Service") == "cloudwatch.amazonaws.com"]
+    assert sorted(alarms["Action"]) == ["kms:Decrypt", "kms:GenerateDataKey*"]
+    assert alarms["Condition"] == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
+
+
+def test_samconfig_sets_who_the_alarms_reach_and_the_heartbeat_of_each_bot() -> None:
+    from heed.samconfig import alarm_email, heartbeat_hours
+
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text(encoding="utf-8"))
+    for bot in BUILTIN_BOTS:
+        overrides = _overrides(config[bot]["deploy"]["parameters"]["parameter_overrides"])
+        assert overrides.get("AlarmEmail") == alarm_email(load_profile(bot)), bot
+        assert overrides.get("HeartbeatHours", "3") == str(heartbeat_hours(load_profile(bot)) or 3), bot
+    assert _overrides(config["aubebot"]["deploy"]["parameters"]["parameter_overrides"])["AlarmEmail"] == \
+        "robot@aube.news"
+
+
+def test_the_heartbeat_breaches_on_silence_while_sources_exist(template: dict[str, Any]) -> None:
+    props = template["Resources"]["HeartbeatAlarm"]["Properties"]
+    assert set(_heed_metrics(template["Resources"]["HeartbeatAlarm"])) == {
+        ("Requests", (("service", "heed"),)), ("Sources", (("service", "heed"),))}
+    assert props["EvaluationPeriods"] == props["DatapointsToAlarm"] == {"Ref": "HeartbeatHours"}
+    assert all(m["MetricStat"]["Period"] == 3600 for m in props["Metrics"] if "MetricStat" in m)
+    expression = props["Metrics"][-1]["Expression"]
+    # an hour with requests, or with no sources, is fine; no requests and sources (or no word): breach
+
+    def value(requests: float | None, sources: float | None) -> int:
+        fill = {"requests": 0.0 if requests is None else requests, "sources": 1.0 if sources is None else sources}
+        assert expression == "IF(FILL(requests, 0) > 0 OR FILL(sources, 1) == 0, 0, 1)"
+        return 0 if fill["requests"] > 0 or fill["sources"] == 0 else 1
+
+    assert [value(5, 100), value(0, 0), value(None, 100), value(None, None)] == [0, 0, 1, 1]
+    hours = template["Parameters"]["HeartbeatHours"]
+    assert (hours["Default"], hours["MaxValue"]) == (3, 168)
+
+
+def test_scheduler_errors_fetcher_throttles_dynamodb_in_flight_recursion_and_nat_ports_are_watched(
+        template: dict[str, Any]) -> None:
+    res = template["Resources"]
+
+    def watched(name: str) -> tuple[str, str, str]:
+        p = res[name]["Properties"]
+        return p["Namespace"], p["MetricName"], json.dumps(p["Dimensions"][0]["Value"])
+
+    assert watched("SchedulerErrorsAlarm") == ("AWS/Lambda", "Errors", '{"Ref": "SchedulerFunction"}')
+    assert watched("FetcherThrottlesAlarm") == ("AWS/Lambda", "Throttles", '{"Ref": "FetcherFunction"}')
+    assert watched("RecursiveLoopAlarm") == ("AWS/Lambda", "RecursiveInvocationsDropped", '{"Ref": "FetcherFunction"}')
+    assert watched("InFlightAlarm") == ("AWS/SQS", "ApproximateNumberOfMessagesNotVisible",
+                                        '{"Fn::GetAtt": ["WorkQueue", "QueueName"]}')
+    assert res["InFlightAlarm"]["Properties"]["Threshold"] == 100000
+    assert watched("NatPortAllocationAlarm") == ("AWS/NATGateway", "ErrorPortAllocation", '{"Ref": "NatGateway"}')
+    ddb = {m["MetricStat"]["Metric"]["MetricName"]: m["MetricStat"]["Metric"]["Dimensions"]
+           for m in res["DynamoDbThrottlesAlarm"]["Properties"]["Metrics"] if "MetricStat" in m}
+    assert ddb == {"ReadThrottleEvents": [{"Name": "TableName", "Value": {"Ref": "StateTable"}}],
+                   "WriteThrottleEvents": [{"Name": "TableName", "Value": {"Ref": "StateTable"}}]}
 
 
 def test_the_dlq_and_fetcher_error_alarms_watch_the_right_resources(template: dict[str, Any]) -> None:
@@ -426,13 +614,13 @@ def test_the_dlq_and_fetcher_error_alarms_watch_the_right_resources(template: di
 def test_the_politeness_alarms_are_metric_math_on_the_journals_metrics(
         template: dict[str, Any], emitted: set[tuple[str, tuple[str, ...]]]) -> None:
     impolite = template["Resources"]["ImpoliteAnswersAlarm"]
-    assert set(_heed_metrics(impolite)) == {("Requests", (("Status", "429"),)), ("Requests", (("Status", "403"),)),
-                                            ("Requests", (("service", "heed"),))}
+    assert set(_heed_metrics(impolite)) == {("Impolite", (("service", "heed"),)), ("Requests", (("service", "heed"),))}
     assert impolite["Properties"]["Threshold"] == {"Ref": "ImpoliteShareThreshold"}
     robots = template["Resources"]["RobotsLoopAlarm"]
-    assert set(_heed_metrics(robots)) == {("Requests", (("Purpose", "robots"),)), ("Requests", (("service", "heed"),))}
+    assert set(_heed_metrics(robots)) == {("RobotsRequests", (("service", "heed"),)),
+                                          ("Requests", (("service", "heed"),))}
     assert robots["Properties"]["Threshold"] == {"Ref": "RobotsPerPageThreshold"}
-    for name in ALARMS:
+    for name in (*ALARMS, *NAT_ALARMS):
         props = template["Resources"][name]["Properties"]
         for metric, dims in _heed_metrics(template["Resources"][name]):
             # THEN every metric an alarm reads is one the journal writes, with exactly these dimensions
@@ -446,6 +634,10 @@ def test_the_politeness_alarms_are_metric_math_on_the_journals_metrics(
             if "Expression" in m:
                 used = set(re.findall(r"\b([a-z][A-Za-z0-9_]*)\b(?!\s*\()", m["Expression"]))
                 assert used <= ids, (name, used - ids)
+
+
+def test_at_most_twelve_custom_metrics_a_bot(emitted: set[tuple[str, tuple[str, ...]]]) -> None:
+    assert len(emitted) <= 12 and {dims for _, dims in emitted} == {("service",)}
 
 
 def _dashboard(template: dict[str, Any]) -> dict[str, Any]:
@@ -479,18 +671,20 @@ def test_dashboard_shows_what_the_design_card_asks(template: dict[str, Any],
                                                    emitted: set[tuple[str, tuple[str, ...]]]) -> None:
     board = _dashboard(template)
     heed = "Heed/<BotName>"
-    status = _lines(_widget(board, "Requests by status class"))
-    assert status == [[heed, "Requests", "StatusClass", c] for c in ("2xx", "3xx", "4xx", "5xx", "error")]
-    assert [heed, "Skips", "Reason", "robots_disallowed"] in _lines(_widget(board, "robots.txt denials"))
-    stops = _lines(_widget(board, "Stops and closed sources"))
-    assert [heed, "Skips", "Reason", "host_stopped"] in stops and [heed, "Results", "Kind", "source.closed"] in stops
+    requests = _lines(_widget(board, "Requests and impolite"))
+    assert requests == [[heed, m, "service", "heed"] for m in ("Requests", "Impolite")]
+    impolite = _lines(_widget(board, "Impolite answers"))
+    assert [heed, "Impolite", "service", "heed"] in impolite and [heed, "Requests", "service", "heed"] in impolite
+    assert [heed, "RobotsRequests", "service", "heed"] in _lines(_widget(board, "robots.txt requests per"))
     politeness = _lines(_widget(board, "Politeness: turns deferred"))
     assert [heed, "Deferrals", "service", "heed"] in politeness and [heed, "Turns", "service", "heed"] in politeness
-    (kinds,) = _lines(_widget(board, "Items by kind"))
-    assert kinds == ["SEARCH('{\"Heed/<BotName>\",Kind} MetricName=\"Results\"', 'Sum', 300)"]
-    impolite = _lines(_widget(board, "Impolite answers"))
-    assert [heed, "Requests", "Status", "429"] in impolite and [heed, "Requests", "Status", "403"] in impolite
-    assert [heed, "Requests", "Purpose", "robots"] in _lines(_widget(board, "robots.txt requests per"))
+    # the why (status, skip reason) from the log records, by Logs Insights
+    for title, kind in (("Requests by status", "request"), ("Skips by reason", "skip")):
+        widget = _widget(board, title)
+        assert widget["type"] == "log" and f'filter heed = "{kind}"' in widget["properties"]["query"]
+    scheduler = _lines(_widget(board, "Scheduler"))
+    assert scheduler == [[heed, "Sources", "service", "heed"], ["AWS/Lambda", "Duration", "FunctionName",
+                                                                 "<SchedulerFunction>"]]
     fetcher = "<FetcherFunction>"
     assert {tuple(r) for r in _lines(_widget(board, "Fetcher duration"))} == {
         ("AWS/Lambda", "Duration", "FunctionName", fetcher)}
@@ -503,10 +697,13 @@ def test_dashboard_shows_what_the_design_card_asks(template: dict[str, Any],
     assert _lines(_widget(board, "Dead-letter queue")) == [
         ["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "<WorkDeadLetterQueue.QueueName>"]]
     assert _widget(board, "Alarms")["properties"]["alarms"] == [f"<{name}.Arn>" for name in ALARMS]
+    shown = set()
     for widget in board["widgets"]:
         for row in _lines(widget) if widget["type"] == "metric" else []:
             if row[0] == heed:  # every Heed metric on the board is one the journal writes
                 assert (row[1], tuple(row[2::2])) in emitted, (widget["properties"]["title"], row)
+                shown.add(row[1])
+    assert shown == {m for m, _ in emitted}  # and every one of them is on it
 
 
 def test_dashboard_widgets_fit_the_grid_without_overlapping(template: dict[str, Any]) -> None:
@@ -780,3 +977,55 @@ def test_the_function_url_serves_the_pages_and_a_directory_that_verifies(templat
         assert check.valid, check.detail
         assert get("/nothing-here")["statusCode"] == 404 and get("/robot/../secret")["statusCode"] == 404
         assert get("/robot", "POST")["statusCode"] == 405 and get("/robot", "HEAD")["body"] == ""
+
+
+# --- issue 20: the stack in production ---------------------------------------------------------
+
+def test_the_scheduler_ticks_one_at_a_time_and_is_never_retried(template: dict[str, Any]) -> None:
+    props = template["Resources"]["SchedulerFunction"]["Properties"]
+    assert props["ReservedConcurrentExecutions"] == 1
+    # a failed or timed-out tick leaves its pass's cursor in the table: the next minute's goes on
+    assert props["EventInvokeConfig"] == {"MaximumRetryAttempts": 0, "MaximumEventAgeInSeconds": 60}
+
+
+def test_the_fetcher_may_feed_its_own_queue_and_an_alarm_says_if_lambda_drops_it(template: dict[str, Any]) -> None:
+    assert template["Resources"]["FetcherFunction"]["Properties"]["RecursiveLoop"] == "Allow"
+    assert "RecursiveLoopAlarm" in template["Resources"]
+
+
+def _actions(template: dict[str, Any], function: str) -> set[str]:
+    out: set[str] = set()
+    for lid, st in _allow_statements(template):
+        if lid == function:
+            out |= set([st["Action"]] if isinstance(st["Action"], str) else st["Action"])
+    for p in _policies(template["Resources"][function]["Properties"]):
+        if isinstance(p, dict) and not ("Statement" in p or "PolicyDocument" in p):
+            out |= {f"template:{name}" for name in p}
+    return out
+
+
+def test_iam_is_narrowed_no_scan_or_delete_for_the_scheduler_no_lifecycle_for_the_fetcher(
+        template: dict[str, Any]) -> None:
+    scheduler, fetcher = _actions(template, "SchedulerFunction"), _actions(template, "FetcherFunction")
+    assert scheduler == {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:BatchGetItem",
+                         "sqs:SendMessage"}
+    assert {a for a in fetcher if a.startswith("s3:")} == {"s3:GetObject", "s3:PutObject", "s3:ListBucket"}
+    assert not {a for a in scheduler | fetcher if a.startswith("dynamodb:") and ("Scan" in a or "Delete" in a)}
+    assert "template:S3CrudPolicy" not in fetcher and "template:DynamoDBCrudPolicy" not in fetcher | scheduler
+
+
+def test_the_info_page_function_url_is_capped(template: dict[str, Any]) -> None:
+    props = template["Resources"]["InfoPageFunction"]["Properties"]
+    assert props["FunctionUrlConfig"]["AuthType"] == "NONE" and props["ReservedConcurrentExecutions"] == 2
+
+
+def test_xray_sampling_is_a_parameter_with_a_low_default(template: dict[str, Any]) -> None:
+    rate = template["Parameters"]["XRaySamplingRate"]
+    assert (rate["Default"], rate["MinValue"], rate["MaxValue"]) == (0.01, 0, 1)
+    glob = template["Globals"]["Function"]
+    assert glob["Tracing"] == {"Fn::If": ["TracingOn", "Active", "PassThrough"]}
+    assert glob["Environment"]["Variables"]["POWERTOOLS_TRACE_DISABLED"] == {"Fn::If": ["TracingOn", "false", "true"]}
+    rule = template["Resources"]["TracingSamplingRule"]
+    assert rule["Condition"] == "TracingOn"
+    assert rule["Properties"]["SamplingRule"]["FixedRate"] == {"Ref": "XRaySamplingRate"}
+    assert rule["Properties"]["SamplingRule"]["ServiceName"] == {"Fn::Sub": "${AWS::StackName}-*"}

@@ -81,7 +81,8 @@ def test_the_wheel_runs_its_own_code_and_its_own_copy_of_the_stack(installed: Pa
     # the copies are the checkout's files, byte for byte
     shipped = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
                      if p.is_file() and "__pycache__" not in p.parts)  # pip byte-compiles app.py
-    expected = ["template.yaml", *(p.relative_to(ROOT).as_posix() for p in ROOT.glob("functions/*/app.py"))]
+    expected = ["template.yaml", "bench/cost-inputs.json",
+                *(p.relative_to(ROOT).as_posix() for p in ROOT.glob("functions/*/app.py"))]
     assert shipped == sorted(expected) and "functions/fetcher/app.py" in shipped
     for name in shipped:
         assert (root / name).read_bytes() == (ROOT / name).read_bytes(), name

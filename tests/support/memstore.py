@@ -167,6 +167,13 @@ class MemoryStore:
     def list_sources(self) -> list[Source]:
         return [self._merged(k, self.sources[k]) for k in sorted(self.sources)]
 
+    def source_page(self, after: str | None, limit: int, *, upto: str | None = None) -> tuple[list[Source], str | None]:
+        ids = [k for k in sorted(self.sources) if after is None or k > after]
+        if upto is not None:
+            return [self._merged(k, self.sources[k]) for k in ids if k <= upto.removesuffix("#read")], None
+        page = ids[:max(1, int(limit) // 2)]  # DynamoDB's Limit counts a source's read-state as an item
+        return [self._merged(k, self.sources[k]) for k in page], (page[-1] if len(ids) > len(page) else None)
+
     def block_domain(self, domain: str, reason: str) -> None:
         self.blocks[domain.lower().strip(".")] = reason
 

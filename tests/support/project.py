@@ -2,8 +2,9 @@
 a deploy can write its samconfig.toml and profile layer without touching the checkout.
 
 The production template may name an architecture whose binary wheels cannot load on this
-machine (arm64 on an x86_64 runner): the copy's template names this machine's instead, and
-nothing else changes, so its `sam build` is the real one and its artifact can be run here."""
+machine (arm64 on an x86_64 runner): the copy's template and its layers' makefiles (``ARCH``) name
+this machine's instead, and nothing else changes, so its `sam build` is the real one and its
+artifact can be run here."""
 from __future__ import annotations
 
 import platform
@@ -42,4 +43,9 @@ def project_copy(dst: Path) -> Path:
             shutil.copy2(src, dst / name)
     text = (ROOT / "template.yaml").read_text(encoding="utf-8")
     (dst / "template.yaml").write_text(re.sub(r"\b(arm64|x86_64)\b", host_architecture(), text), encoding="utf-8")
+    # The layers' makefiles install the wheels of the template's architecture (ARCH): this machine's.
+    wheel_arch = "aarch64" if host_architecture() == "arm64" else "x86_64"
+    for makefile in (dst / "layers").glob("*/Makefile"):
+        recipe = makefile.read_text(encoding="utf-8")
+        makefile.write_text(re.sub(r"^(ARCH\s*\?=\s*)\S+", rf"\g<1>{wheel_arch}", recipe, flags=re.M), encoding="utf-8")
     return dst

@@ -1,10 +1,7 @@
-"""heed_aws.journal: one metric per thing counted, the value in a dimension, read from the EMF it prints.
+"""heed_aws.journal: at most twelve metrics a bot, added up over an invocation into one EMF document.
 
-Powertools' shared ``Metrics`` flush carries one value per dimension name, so these tests make
-several requests with different statuses in one "invocation" and check that every count keeps
-its own values. Every document is also checked against the EMF rules CloudWatch applies
-(namespace, dimension keys present as strings on the root, metric values on the root).
-"""
+Every document is checked against the EMF rules CloudWatch applies (namespace, dimension keys
+present as strings on the root, metric values on the root)."""
 from __future__ import annotations
 
 import json
@@ -13,7 +10,7 @@ from typing import Any
 import pytest
 
 from heed_aws import journal
-from heed_aws.journal import LogJournal, count
+from heed_aws.journal import METRICS, LogJournal, count, metrics, per_invocation
 
 NAMESPACE = "Heed/aubebot"
 
@@ -24,6 +21,8 @@ def _emf_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", NAMESPACE)
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
     monkeypatch.delenv("POWERTOOLS_DEV", raising=False)
+    monkeypatch.setattr(metrics, "namespace", NAMESPACE)  # as Lambda's environment sets it before the import
+    metrics.clear_metrics()
 
 
 def emf(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
@@ -69,75 +68,65 @@ def request(status: int | None = 200, *, error: str | None = None, purpose: str 
     return rec
 
 
-def test_a_request_is_one_metric_with_status_class_and_purpose(capsys: pytest.CaptureFixture[str]) -> None:
-    # GIVEN the journal WHEN a feed request is answered 429
-    LogJournal().request(request(429))
-    # THEN one EMF document in the bot's namespace counts Requests in its total and by
-    # Status, StatusClass and Purpose (no metric named after a status any more)
+def _value(v: Any) -> float:
+    """An EMF metric value: Powertools writes a list of the values added (here always one)."""
+    (one,) = v if isinstance(v, list) else [v]
+    return float(one)
+
+
+def _invocation(work: Any) -> dict[str, Any]:
+    """Run ``work`` as a handler does (``@metrics.log_metrics`` over ``@per_invocation``)."""
+    handler = metrics.log_metrics(per_invocation(lambda event, context: work() or {}))
+    return handler({}, None)  # type: ignore[no-any-return]
+
+
+def test_an_invocation_is_one_document_with_its_counts_added_up(capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN one invocation with five requests of every kind, two skips, a result, turns and deferrals
+    def work() -> None:
+        j = LogJournal()
+        j.request(request(200))
+        j.request(request(429))
+        j.request(request(403, purpose="page"))
+        j.request(request(503))
+        j.request(request(None, error="timeout", purpose="robots"))
+        j.skip({"url": "https://a.example/x", "reason": "robots_disallowed"})
+        j.skip({"url": "https://a.example/y", "reason": "seen_recently"})
+        count("Results")
+        for _ in range(3):
+            count("Turns")
+        count("Deferrals", 2)
+
+    _invocation(work)
+    # THEN one EMF document, one dimension set (service), each count once with its sum
     (doc,) = emf(capsys)
+    (directive,) = doc["_aws"]["CloudWatchMetrics"]
     assert doc["_aws"]["CloudWatchMetrics"][0]["Namespace"] == NAMESPACE
-    assert metrics_of(doc) == {("Requests", (("service", "heed"),)), ("Requests", (("Status", "429"),)),
-                               ("Requests", (("StatusClass", "4xx"),)), ("Requests", (("Purpose", "feed"),))}
-    assert doc["Requests"] == [1.0]
+    assert directive["Dimensions"] == [["service"]] and doc["service"] == "heed"
+    values = {m["Name"]: _value(doc[m["Name"]]) for m in directive["Metrics"]}
+    assert values == {"Requests": 5.0, "Impolite": 2.0, "RobotsRequests": 1.0, "Skips": 2.0,
+                      "Results": 1.0, "Turns": 3.0, "Deferrals": 2.0}
 
 
-def test_requests_with_different_statuses_keep_their_own_dimensions(capsys: pytest.CaptureFixture[str]) -> None:
-    # GIVEN one fetcher invocation WHEN it makes requests answered 200, 304, 403, 503 and one timeout
-    j = LogJournal()
-    for status in (200, 304, 403, 503):
-        j.request(request(status, purpose="article"))
-    j.request(request(None, error="timeout", purpose="robots"))
-    # THEN each request is its own document with its own values: none overwrites another's
-    docs = emf(capsys)
-    assert [(d["Status"], d["StatusClass"], d["Purpose"]) for d in docs] == [
-        ("200", "2xx", "article"), ("304", "3xx", "article"), ("403", "4xx", "article"),
-        ("503", "5xx", "article"), ("timeout", "error", "robots")]
+def test_the_next_invocation_starts_at_zero_and_a_gauge_is_set_not_added(capsys: pytest.CaptureFixture[str]) -> None:
+    _invocation(lambda: (count("Turns"), count("Sources", 40)))
+    _invocation(lambda: (count("Sources", 50000), count("Sources", 50001)))
+    first, second = emf(capsys)
+    assert _value(first["Turns"]) == 1.0 and _value(first["Sources"]) == 40.0
+    assert "Turns" not in second and _value(second["Sources"]) == 50001.0  # a count that stayed 0 is not written
+
+
+def test_at_most_twelve_metrics_and_an_unknown_one_is_refused() -> None:
+    assert len(METRICS) <= 12 and len(set(METRICS)) == len(METRICS)
+    assert len(METRICS) <= 10  # within CloudWatch's always-free tier (README: what it costs)
+    with pytest.raises(ValueError, match="not one of the bot's metrics"):
+        count("Status429")
 
 
 def test_status_class_of_odd_answers() -> None:
-    assert journal.status_class({"status": 599}) == "5xx"
-    assert journal.status_class({"status": 199}) == "error"
-    assert journal.status_class({"status": 999}) == "error"
-    assert journal.status_class({"error": "connection_reset"}) == "error"
+    assert journal.status_class({"status": 200}) == "2xx"
+    assert journal.status_class({"status": 99}) == "error"
     assert journal.status_class({"status": True}) == "error"
-
-
-def test_a_skip_is_counted_by_reason(capsys: pytest.CaptureFixture[str]) -> None:
-    LogJournal().skip({"url": "https://news.example/private", "reason": "robots_disallowed", "detail": "Disallow: /",
-                       "purpose": "article", "source": "feed-1", "round": "r1"})
-    (doc,) = emf(capsys)
-    assert metrics_of(doc) == {("Skips", (("service", "heed"),)), ("Skips", (("Reason", "robots_disallowed"),))}
-
-
-@pytest.mark.parametrize(("metric", "value", "dimension"), [
-    ("Results", "item.found", "Kind"), ("Results", "source.closed", "Kind"),
-    ("Deferrals", "not_before", "Reason"), ("Turns", "defer", "Outcome"), ("Turns", "ack", "Outcome")])
-def test_count_puts_the_value_in_the_metrics_dimension(capsys: pytest.CaptureFixture[str], metric: str,
-                                                       value: str, dimension: str) -> None:
-    # GIVEN the results adapter and the fetcher WHEN they count a result, a deferral, a turn
-    count(metric, value)
-    # THEN the metric is counted in its total and under its dimension
-    (doc,) = emf(capsys)
-    assert metrics_of(doc) == {(metric, (("service", "heed"),)), (metric, ((dimension, value),))}
-
-
-def test_count_without_a_value_counts_only_the_total(capsys: pytest.CaptureFixture[str]) -> None:
-    count("Deferrals")
-    (doc,) = emf(capsys)
-    assert metrics_of(doc) == {("Deferrals", (("service", "heed"),))}
-
-
-def test_count_of_a_metric_without_a_dimension_is_refused() -> None:
-    with pytest.raises(ValueError, match="'Result' has no dimension"):
-        count("Result", "item.found")
-
-
-def test_dimension_values_are_printable_ascii_and_never_empty(capsys: pytest.CaptureFixture[str]) -> None:
-    LogJournal().skip({"url": "x", "reason": "", "detail": ""})
-    count("Deferrals", "wait für\nhost " + "x" * 400)
-    skip, deferral = emf(capsys)
-    assert skip["Reason"] == "unknown"
-    assert deferral["Reason"].startswith("wait_f_r_host_x") and len(deferral["Reason"]) == 250
+    assert journal.status_class({"error": "timeout"}) == "error"
 
 
 def test_records_keep_their_fields_and_gain_the_host(caplog: pytest.LogCaptureFixture) -> None:
@@ -166,13 +155,17 @@ def test_records_keep_their_fields_and_gain_the_host(caplog: pytest.LogCaptureFi
 def test_no_emf_where_metrics_are_off(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a local run (POWERTOOLS_METRICS_DISABLED) WHEN requests, skips and counts happen
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
-    LogJournal().request(request(200))
-    LogJournal().skip({"url": "https://a.example/", "reason": "seen_recently"})
-    count("Results", "item.found")
+
+    def work() -> None:
+        LogJournal().request(request(200))
+        LogJournal().skip({"url": "https://a.example/", "reason": "seen_recently"})
+        count("Results")
+
+    _invocation(work)
     # THEN nothing is printed as a metric
     assert emf(capsys) == []
 
 
 def test_emit_metrics_false_logs_without_counting(capsys: pytest.CaptureFixture[str]) -> None:
-    LogJournal(emit_metrics=False).request(request(200))
+    _invocation(lambda: LogJournal(emit_metrics=False).request(request(200)))
     assert emf(capsys) == []

@@ -62,8 +62,27 @@ def test_deploy_env_reads_a_custom_profile() -> None:
                                  "politeness": {"max_in_flight": 3},
                                  "egress": {"reverse_dns": "crawler.example.org"}})
     env = deploy_env(profile)
+    # (3 at once, each up to 30 s, in 60 s: 3 records a batch)
+    # (the alarms reach its contact; its rounds every 15 minutes: the heartbeat's hour)
     assert env.parameter_overrides() == (f"BotName=mybot ProfileSha256={content_hash(profile)} "
-                                         "FetcherReservedConcurrency=3 ReverseDnsName=crawler.example.org")
+                                         "FetcherReservedConcurrency=3 FetcherBatchSize=3 "
+                                         "AlarmEmail=robot@aube.news HeartbeatHours=1 "
+                                         "ReverseDnsName=crawler.example.org")
+
+
+def test_the_alarms_reach_the_operator_or_the_contact_and_the_heartbeat_follows_the_schedules() -> None:
+    from heed.samconfig import alarm_email, heartbeat_hours
+
+    aube = load_profile("aubebot")
+    assert alarm_email(aube) == aube.get("contact") == "robot@aube.news"
+    ops = load_profile_data({"extends": "aubebot", "name": "ops", "operator": {"alarm_email": "ops@aube.news"}})
+    assert alarm_email(ops) == "ops@aube.news"
+    page = load_profile_data({"extends": "aubebot", "name": "page", "contact": "https://aube.news/contact"})
+    assert alarm_email(page) is None  # a contact page is no one to mail: the README says to set one
+    # three times the longest gap between rounds: 15 min (1 h), 12 h overnight (36 h), daily (72 h)
+    assert heartbeat_hours(aube) == 1
+    assert heartbeat_hours(load_profile("praha-x")) == 36
+    assert heartbeat_hours(load_profile("springstudiobot")) == 72
 
 
 def test_check_fails_on_a_stale_file_and_passes_after_write(tmp_path: Path,

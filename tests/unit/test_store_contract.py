@@ -146,6 +146,35 @@ class TestHostStoreContract:
         assert store.take_quota("agenda#x#r", "w1", 1, 0, T0 + 60) == 0
 
     # --- sources ------------------------------------------------------------------------------------
+    def test_source_pages_walk_every_source_once_in_id_order_and_a_chunk_reads_again(self, store: HostStore) -> None:
+        # GIVEN 7 sources, some with a read-state (its own item in DynamoDB, right after the source)
+        sources = [Source(id=f"feed-{n}", url=f"{A}/{n}.xml", kind="feed") for n in range(7)]
+        for src in sources:
+            store.put_source(src)
+        for n in (1, 2, 5, 6):
+            store.update_source(f"feed-{n}", {"last_read": T0 + n})
+        for limit in (2, 3, 5, 100):
+            # WHEN the scheduler walks them page by page
+            seen: list[Source] = []
+            cuts: list[tuple[str | None, str | None]] = []
+            after: str | None = None
+            while True:
+                page, nxt = store.source_page(after, limit)
+                assert page or nxt is None, limit  # a page is never empty while sources are left
+                seen += page
+                cuts.append((after, nxt))
+                if nxt is None:
+                    break
+                after = nxt
+            # THEN each source comes once, in id order, with its read-state merged
+            assert [s.id for s in seen] == [s.id for s in sources], limit
+            assert [s.last_read for s in seen] == [None, T0 + 1, T0 + 2, None, None, T0 + 5, T0 + 6], limit
+            # AND a chunk read again between two cuts holds the same sources as the first time
+            for start, end in cuts[:-1]:
+                again, done = store.source_page(start, limit, upto=end)
+                first, _ = store.source_page(start, limit)
+                assert done is None and [s.id for s in again] == [s.id for s in first], (limit, start, end)
+
     def test_sources_round_trip_list_and_update(self, store: HostStore) -> None:
         s2 = Source(id="feed-2", url=B + "/rss", kind="feed", options={"write_about": True})
         s1 = Source(id="feed-1", url=A + "/rss", kind="feed")

@@ -1,33 +1,38 @@
-"""Every request and every skip as a structured log record with a reason code, and their EMF counts.
+"""Every request and every skip as a structured log record with a reason code, and a few counts.
 
-Metrics: one namespace per bot (``Heed/<BotName>`` from POWERTOOLS_METRICS_NAMESPACE), one metric
-per thing counted (``Requests``, ``Skips``, ``Results``, ``Deferrals``, ``Turns``) and the value in
-a dimension. A Powertools ``Metrics`` flush carries one value per dimension name, so a request's
-``Status=429`` and the next one's ``Status=200`` cannot share it: each count is its own EMF
-document, written at once. Each document lists several dimension sets, so one line feeds every
-metric the dashboard and the alarms read:
+Metrics: one namespace per bot (``Heed/<BotName>`` from POWERTOOLS_METRICS_NAMESPACE), ten
+metrics (twelve at most; ten fit CloudWatch's always-free tier), each with the one dimension
+``service=heed``, added up over an invocation and written as one EMF document at its end
+(``per_invocation``): a custom metric is billed per month whether one document feeds it or a
+thousand, and a metric per reason or status code was sixty.
+The why of each skip, status and purpose is in the log record; Logs Insights groups them
+(the stack's saved queries). A count that stayed 0 in an invocation is not written.
 
-=========  ==========================================================
-metric     dimension sets (each also counted in the total, ``service``)
-=========  ==========================================================
-Requests   ``Status`` (200, 429, timeout), ``StatusClass`` (2xx..5xx, error), ``Purpose``
-Skips      ``Reason``
-Results    ``Kind`` (the result's detail type: item.found, source.closed, ...)
-Deferrals  ``Reason`` (the turn's why: not_before, robots_fetched, ...)
-Turns      ``Outcome`` (ack, defer)
-=========  ==========================================================
-
-The total of each metric is the one with the single dimension ``service=heed`` (Powertools
-adds it to the first set), the same identity the shared ``metrics`` object flushes with.
+================  ======================================================================
+metric            what it counts
+================  ======================================================================
+Requests          requests that left (each one is also a ``request`` log record)
+Impolite          of them, answered 429 or 403 (the sites say: too fast, or unwelcome)
+RobotsRequests    of them, robots.txt requests
+Skips             URLs not fetched or not kept (each a ``skip`` record with its reason)
+Results           results put on the bus (item.found, source.closed, ...)
+Turns             host turns
+Deferrals         of them, deferred to the host's next slot
+TurnFailures      of them, failed (a busy store, a bug): the token comes back
+RecordsReturned   batch records not started for want of time (back at once)
+Sources           sources in the scheduler's last full pass (every tick: the heartbeat's "sources exist")
+================  ======================================================================
 """
 from __future__ import annotations
 
+import functools
 import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from heed_core.urls import BadUrl, authority
@@ -36,11 +41,9 @@ SERVICE = "heed"
 
 logger = Logger(service=SERVICE)
 
-# The dimension that carries a metric's value; count(metric, value) for any other metric is a bug.
-DIMENSIONS = {"Requests": "Status", "Skips": "Reason", "Results": "Kind", "Deferrals": "Reason",
-              "Turns": "Outcome"}
-
-_MAX_DIMENSION_VALUE = 250  # CloudWatch allows 1024; a code longer than this is not a code
+METRICS = ("Requests", "Impolite", "RobotsRequests", "Skips", "Results", "Turns", "Deferrals", "TurnFailures",
+           "RecordsReturned", "Sources")
+_GAUGES = frozenset({"Sources"})  # the value as it is, not added up
 
 
 def namespace() -> str:
@@ -49,14 +52,12 @@ def namespace() -> str:
 
 
 # The handlers' @metrics.log_metrics flushes what is added here, with the one dimension set
-# "service": the identity of each metric's total.
+# "service", at the end of each invocation.
 metrics = Metrics(service=SERVICE, namespace=namespace())
 
-
-def _dimension_text(value: Any) -> str:
-    """A CloudWatch dimension value: printable ASCII, non-empty, bounded."""
-    text = "".join(c if " " < c < "\x7f" else "_" for c in str(value if value is not None else ""))
-    return text[:_MAX_DIMENSION_VALUE] or "unknown"
+_lock = threading.Lock()  # a batch's turns run on threads
+_tally: dict[str, float] = {}
+_gauges: dict[str, float] = {}
 
 
 def status_class(record: dict[str, Any]) -> str:
@@ -75,28 +76,42 @@ def host_of(url: Any) -> str:
         return ""
 
 
-def _emit(metric: str, dimensions: dict[str, Any]) -> None:
-    """One EMF document: ``metric`` = 1 in the total and in one dimension set per entry
-    (nothing at all where metrics are off, as in local runs: the document would not be printed)."""
-    if is_metrics_disabled():
-        return
-    doc = EphemeralMetrics(namespace=namespace(), service=SERVICE)
-    doc.add_metric(name=metric, unit=MetricUnit.Count, value=1)
-    for name, value in dimensions.items():
-        doc.add_dimensions(**{name: _dimension_text(value)})
-    doc.flush_metrics()  # prints the document, unless POWERTOOLS_METRICS_DISABLED (local runs)
+def count(metric: str, n: float = 1) -> None:
+    """Add ``n`` to ``metric`` for this invocation (written at its end, by ``per_invocation``);
+    a gauge (``Sources``) is set to ``n``. A metric not in ``METRICS`` is a bug."""
+    if metric not in METRICS:
+        raise ValueError(f"count: {metric!r} is not one of the bot's metrics ({', '.join(METRICS)})")
+    with _lock:
+        if metric in _GAUGES:
+            _gauges[metric] = float(n)
+        else:
+            _tally[metric] = _tally.get(metric, 0.0) + n
 
 
-def count(metric: str, dimension_value: Any = None) -> None:
-    """Count one ``metric`` (Results, Deferrals, Turns, ...) with its dimension set to
-    ``dimension_value``: ``count("Results", detail_type)``, ``count("Deferrals", turn.why)``,
-    ``count("Turns", turn.action)``. Without a value, only the metric's total is counted."""
-    if dimension_value is None:
-        _emit(metric, {})
-        return
-    if metric not in DIMENSIONS:
-        raise ValueError(f"count: {metric!r} has no dimension (known: {', '.join(sorted(DIMENSIONS))})")
-    _emit(metric, {DIMENSIONS[metric]: dimension_value})
+def counted() -> dict[str, float]:
+    """What this invocation counted so far (the tests and the local runtime read it)."""
+    with _lock:
+        return {**{k: float(v) for k, v in _tally.items() if v}, **_gauges}
+
+
+def per_invocation(handler: Callable[[dict[str, Any], Any], dict[str, Any]]
+                   ) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """The handler with its counts started at 0 and added to ``metrics`` at its end (inside
+    ``@metrics.log_metrics``, which writes them as one EMF document)."""
+
+    @functools.wraps(handler)
+    def run(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        with _lock:
+            _tally.clear()
+            _gauges.clear()
+        try:
+            return handler(event, context)
+        finally:
+            if not is_metrics_disabled():  # local runs: nothing to write (and nothing left to pile up)
+                for name, value in counted().items():
+                    metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+
+    return run
 
 
 class LogJournal:
@@ -107,6 +122,7 @@ class LogJournal:
     ``heed`` field (request | skip) is what the saved Logs Insights queries filter on."""
 
     def __init__(self, tap: Callable[[str, dict[str, Any]], None] | None = None, *, emit_metrics: bool = True) -> None:
+        # emit_metrics=False: the records only, no counts (the operator's commands, the tests)
         self.tap = tap
         self.emit_metrics = emit_metrics
 
@@ -114,9 +130,12 @@ class LogJournal:
         record = {**record, "host": host_of(record.get("url"))}
         logger.info("request", extra={"heed": "request", **record})
         if self.emit_metrics:
-            status = record.get("status", record.get("error", "error"))
-            _emit("Requests", {"Status": status, "StatusClass": status_class(record),
-                               "Purpose": record.get("purpose")})
+            count("Requests")
+            status = record.get("status")
+            if status in (429, 403):
+                count("Impolite")
+            if record.get("purpose") == "robots":
+                count("RobotsRequests")
         if self.tap is not None:
             self.tap("request", record)
 
@@ -124,6 +143,6 @@ class LogJournal:
         record = {**record, "host": host_of(record.get("url"))}
         logger.info("skip", extra={"heed": "skip", **record})
         if self.emit_metrics:
-            _emit("Skips", {"Reason": record.get("reason", "unknown")})
+            count("Skips")
         if self.tap is not None:
             self.tap("skip", record)

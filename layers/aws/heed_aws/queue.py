@@ -16,7 +16,7 @@ from heed_core.work import WorkItem
 
 from heed_aws.store import translate
 
-__all__ = ["MAX_BODY_BYTES", "MAX_VISIBILITY_S", "QueueObserver", "TokenQueue", "decode_token"]
+__all__ = ["MAX_BODY_BYTES", "MAX_VISIBILITY_S", "QueueObserver", "TokenQueue", "decode_token", "encode_token"]
 
 MAX_VISIBILITY_S = 43200  # SQS limit: 12 hours
 MAX_BODY_BYTES = 200_000  # under SQS's message size limit, with room for attributes
@@ -56,8 +56,9 @@ def decode_token(body: str, receives: int = 1, message_id: str = "") -> TokenIn:
     return TokenIn(host=host, tok=tok, items=tuple(items), bad=tuple(bad), receives=receives, message_id=message_id)
 
 
-def _bodies(token: TokenOut) -> list[tuple[str, str]]:
-    """(dedup id, body) pairs: a token too big for one message is split into parts."""
+def encode_token(token: TokenOut) -> list[tuple[str, str]]:
+    """(dedup id, body) pairs, the messages a token is sent as: a token too big for one message
+    is split into parts (events/ are made with it too)."""
     items = [i.to_compact() for i in token.items]
     parts: list[list[dict[str, Any]]] = [[]]
     size = 0
@@ -86,7 +87,7 @@ class TokenQueue:
     def send(self, tokens: Sequence[TokenOut]) -> None:
         """The deduplication id is the token's id: SQS drops a repeat within 5 minutes, and the
         host drops a token it already took in for days after."""
-        messages = [(t.host, tok, body) for t in tokens for tok, body in _bodies(t)]
+        messages = [(t.host, tok, body) for t in tokens for tok, body in encode_token(t)]
         for i in range(0, len(messages), 10):
             batch = messages[i:i + 10]
             entries = [{"Id": str(n), "MessageBody": body, "MessageGroupId": group_id(host),

@@ -17,14 +17,14 @@ class AwsResults:
 
     def __init__(self, *, bot: str, bus_name: str, bucket: str, events_client: Any, s3_client: Any,
                  tap: Callable[[str, dict[str, Any]], None] | None = None,
-                 count: Callable[[str, str], None] | None = None) -> None:
+                 count: Callable[[str], None] | None = None) -> None:
         self.bot = bot
         self.bus = bus_name
         self.bucket = bucket
         self.events = events_client
         self.s3 = s3_client
         self.tap = tap  # the local runtime mirrors every event into items.jsonl
-        self.count = count  # metrics: (metric, dimension value)
+        self.count = count  # metrics: the metric's name (heed_aws.journal.count)
 
     def emit_many(self, events: Sequence[tuple[str, str, dict[str, Any]]]) -> list[str]:
         """PutEvents in batches of ten; entries the bus refused are returned (by result id) to be
@@ -46,7 +46,7 @@ class AwsResults:
                     failed.append(rid)
                     continue
                 if self.count is not None:
-                    self.count("Results", detail_type)
+                    self.count("Results")
                 if self.tap is not None:
                     self.tap(detail_type, record)
         return failed

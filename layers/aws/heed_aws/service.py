@@ -1,6 +1,7 @@
-"""The two services the handlers call: a fetcher batch (FIFO tokens) and a scheduler tick."""
+"""The fetcher's service: one batch of FIFO host tokens, each host's turn within the invocation's time."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -9,19 +10,43 @@ from heed_core.crawl import Crawler, TurnResult
 from heed_core.drain import Pending, drain
 from heed_core.errors import InputError, TransientError
 from heed_core.hoststate import HostRecord
-from heed_core.profile import Profile
-from heed_core.refusals import iso
-from heed_core.rounds import Round, due_rounds, entry_items, round_id, round_tokens
 from heed_core.store import HostStore, Journal, Results
 from heed_core.turn import TokenIn
 
 from heed_aws.journal import count, logger
 from heed_aws.queue import TokenQueue, decode_token
 
-__all__ = ["MAX_REAL_FAILURES", "process_batch", "tick"]
+__all__ = ["DRAIN_RESERVE_S", "MAX_REAL_FAILURES", "TURN_OVERHEAD_S", "Budget", "batch_size", "process_batch"]
 
 MAX_REAL_FAILURES = 3  # then the work item is recorded as a skip; deferrals never count here
 _REDRAIN_S = 5.0  # a token whose outbox did not fully leave comes back this soon to drain it
+# A turn is at most one request (its whole deadline, fetch.total_deadline_s) plus the read, the
+# commit and the settling around it; the end of a batch (the drain, the hides) keeps its own time.
+TURN_OVERHEAD_S = 3.0
+DRAIN_RESERVE_S = 5.0
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The invocation's time: what is left (Lambda's ``get_remaining_time_in_millis``) against
+    what a turn may take. A turn starts only if it can end, with the drain after it, before the
+    function's timeout; a record not started goes back at once (a batch item failure, visible
+    again now: not lost, not left for the visibility timeout)."""
+
+    remaining_s: Callable[[], float]
+    turn_s: float  # the longest one turn can take
+    reserve_s: float = DRAIN_RESERVE_S
+
+    def allows_turn(self) -> bool:
+        return self.remaining_s() >= self.turn_s + self.reserve_s
+
+
+def batch_size(request_deadline_s: float, parallel: int, timeout_s: float) -> int:
+    """The fetcher's SQS BatchSize for a bot: as many records as its turns can surely finish in
+    one invocation (``parallel`` side by side, each up to a request's deadline), 1 to 10. AubeBot
+    (one request at a time, 30 s deadline, 60 s timeout): 1."""
+    rounds = int((timeout_s - DRAIN_RESERVE_S) // (request_deadline_s + TURN_OVERHEAD_S))
+    return max(1, min(10, max(1, parallel) * max(1, rounds)))
 
 
 def _backoff(receives: int) -> float:
@@ -61,13 +86,18 @@ def _decode_group(records: list[dict[str, Any]], journal: Journal) -> _Decoded:
     return out, tokens
 
 
-def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostRecord]) -> list[_Outcome]:
+def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostRecord],
+                 budget: Budget | None = None) -> list[_Outcome]:
     """One message group's records (one host's tokens), in one turn: the later tokens' work is
     taken into the host's frontier with the first's and they are acknowledged, so a host never
-    has more than one token in flight (FIFO order cannot be lost between hidden messages)."""
+    has more than one token in flight (FIFO order cannot be lost between hidden messages).
+    Without the time for a turn, every record of the group goes back untouched, visible at once."""
     out, tokens = decoded
     if not tokens:
         return out
+    if budget is not None and not budget.allows_turn():
+        count("RecordsReturned", len(tokens))
+        return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=0.0) for r, _ in tokens]
     (head_rec, head), rest = tokens[0], tokens[1:]
     same = [t for _, t in rest if t.host == head.host]
     token = replace(head, also=tuple((t.tok, t.items) for t in same),
@@ -80,17 +110,19 @@ def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostR
         # Busy, throttled, a lost race: try again later; the work item is not charged.
         wait = _backoff(head.receives)
         logger.warning("turn deferred: transient", extra={"heed": "transient", "host": head.host, "error": str(exc)})
-        count("Turns", "transient")
+        count("Turns")
+        count("TurnFailures")
         return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
     except Exception as exc:  # noqa: BLE001 - a real failure: charge the item, let SQS redeliver
         logger.exception("host turn failed", extra={"heed": "failure", "host": head.host})
-        count("Turns", "failed")
+        count("Turns")
+        count("TurnFailures")
         _charge_failure(crawler, token, exc)
         wait = _backoff(head.receives)
         return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
-    count("Turns", turn.why or turn.action)
+    count("Turns")
     if turn.action == "defer":
-        count("Deferrals", turn.why or "defer")
+        count("Deferrals")
         out.append(_Outcome(msg_id, receipt, failed=True, hide=turn, pending=turn.pending))
     else:
         out.append(_Outcome(msg_id, receipt, pending=turn.pending))
@@ -102,12 +134,14 @@ def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostR
 
 
 def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQueue, store: HostStore,
-                  results: Results, journal: Journal, *, parallel: int = 1) -> dict[str, Any]:
+                  results: Results, journal: Journal, *, parallel: int = 1,
+                  budget: Budget | None = None) -> dict[str, Any]:
     """SQS FIFO partial batch. A deferred token is hidden for exactly the wait and reported
     failed; later records of the same group in this batch are hidden just as long (FIFO order
     within a host), other groups go on, ``parallel`` of them side by side (1 keeps AUBE-11's one
     request at a time). The outboxes of every turn are drained together at the end (events ten
-    to a PutEvents, records 25 to a BatchWriteItem). Nothing here sleeps."""
+    to a PutEvents, records 25 to a BatchWriteItem). With a ``budget``, a group's turn starts
+    only while it can still end in time; the groups left go back at once. Nothing here sleeps."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for rec in records:
         groups.setdefault(rec.get("attributes", {}).get("MessageGroupId", ""), []).append(rec)
@@ -115,9 +149,9 @@ def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQ
     snapshots = _snapshots([tokens[0][1].host for _, tokens in decoded if tokens], crawler, store)
     if parallel > 1 and len(decoded) > 1:
         with ThreadPoolExecutor(max_workers=min(parallel, len(decoded))) as pool:
-            done = list(pool.map(lambda d: _group_turns(d, crawler, snapshots), decoded))
+            done = list(pool.map(lambda d: _group_turns(d, crawler, snapshots, budget), decoded))
     else:
-        done = [_group_turns(d, crawler, snapshots) for d in decoded]
+        done = [_group_turns(d, crawler, snapshots, budget) for d in decoded]
     outcomes = {o.msg_id: o for group in done for o in group}
     ordered = [outcomes[r["messageId"]] for r in records]
     # A wait counts from the end of its turn: a token is hidden for what is left of it (SQS rounds
@@ -173,41 +207,3 @@ def _charge_failure(crawler: Crawler, token: Any, exc: Exception) -> None:
         crawler.charge_failure(token, MAX_REAL_FAILURES, f"{type(exc).__name__}: {exc}"[:300])
     except Exception:  # noqa: BLE001 - the state store itself is failing; SQS keeps the token
         logger.exception("could not count the failure", extra={"heed": "failure", "host": token.host})
-
-
-def tick(profile: Profile, store: HostStore, queue: TokenQueue, journal: Journal, *, now: float,
-         tasks: list[str] | None = None) -> dict[str, Any]:
-    """Start every round due since the last tick (or, with ``tasks``, a round of each now).
-
-    The tokens go out first, then the tick's record: a tick that fails half-way has recorded
-    nothing and is done again; the tokens it sent carry deterministic ids, so SQS (within five
-    minutes) and the hosts (for days) take each in once."""
-    meta: dict[str, Any] | None = None
-    if tasks:
-        rounds = [Round(round_id(now, t), now, t) for t in tasks]
-    else:
-        meta = store.get_meta("tick")
-        last = float(meta["last"]) if meta else now - 60.0
-        if now <= last:
-            return {"rounds": [], "items": 0}
-        rounds = due_rounds(profile, last, now)
-    items = []
-    if rounds:
-        sources = store.list_sources()
-        for rnd in rounds:
-            found, skips = entry_items(profile, rnd, sources, now)
-            for src, reason, detail in skips:
-                journal.skip({"bot": profile.name, "url": src.url, "reason": reason, "detail": detail,
-                              "source": src.id, "round": rnd.round_id, "t": iso(now)})
-            items += found
-        if items:
-            # AUBE-02 / WANNADO-07: the entry work carries what is known of its URL (validators).
-            records = store.url_records(i.url for i in items)
-            items = [replace(i, seen=records.get(i.url)) for i in items]
-            queue.send(round_tokens(items))
-    if not tasks:
-        version = int(meta["version"]) if meta else 0
-        if not store.put_meta("tick", {"last": now, "version": version + 1},
-                              expected_version=version if meta else None):
-            return {"rounds": [r.round_id for r in rounds], "items": len(items), "note": "another tick won"}
-    return {"rounds": [r.round_id for r in rounds], "items": len(items)}

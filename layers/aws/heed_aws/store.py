@@ -396,6 +396,36 @@ class DynamoStore:
         reads = {i["sk"]["S"][: -len("#read")]: i for i in items if i["sk"]["S"].endswith("#read")}
         return items, reads
 
+    def source_page(self, after: str | None, limit: int, *, upto: str | None = None) -> tuple[list[Source], str | None]:
+        """One Query page of the SOURCES partition after the key ``after`` (None: from the start),
+        at most ``limit`` items, each source with its read-state; and the key to go on after (None:
+        the partition is done). A source whose read-state may lie on the next page is left to it.
+        With ``upto``: every source after ``after`` up to that key (a chunk read again), paged."""
+        kwargs: dict[str, Any] = {"TableName": self.table, "ConsistentRead": True,
+                                  "KeyConditionExpression": "pk = :pk",
+                                  "ExpressionAttributeValues": {":pk": _s("SOURCES")}}
+        if upto is not None:
+            kwargs["KeyConditionExpression"] = "pk = :pk AND sk <= :upto"
+            kwargs["ExpressionAttributeValues"][":upto"] = _s(upto if upto.endswith("#read") else f"{upto}#read")
+        else:
+            kwargs["Limit"] = max(2, int(limit))
+        if after is not None:
+            kwargs["ExclusiveStartKey"] = {"pk": _s("SOURCES"), "sk": _s(after)}
+        items: list[dict[str, Any]] = []
+        while True:
+            resp = self._call("query", "sources", **kwargs)
+            items += resp.get("Items", [])
+            more = "LastEvaluatedKey" in resp
+            if upto is None or not more:
+                break
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+        if more and len(items) > 1 and not items[-1]["sk"]["S"].endswith("#read"):
+            items.pop()  # its read-state (<id>#read sorts right after it) may be on the next page
+        reads = {i["sk"]["S"][: -len("#read")]: i for i in items if i["sk"]["S"].endswith("#read")}
+        sources = [self._source(i, reads.get(i["sk"]["S"])) for i in items if not i["sk"]["S"].endswith("#read")]
+        last = items[-1]["sk"]["S"] if items else after
+        return sources, (last if more and upto is None else None)
+
     def list_sources(self) -> list[Source]:
         items, reads = self._source_items()
         return [self._source(i, reads.get(i["sk"]["S"])) for i in items if not i["sk"]["S"].endswith("#read")]

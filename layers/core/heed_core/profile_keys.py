@@ -141,6 +141,8 @@ class Egress:
 class Operator:
     blocked_domains: tuple[str, ...] = key((), check=_pattern(r"[^\s/]+", "a domain"),
                                            doc="domains (and their subdomains) never fetched")
+    alarm_email: str | None = key(None, check=_pattern(r"[^@\s]+@[^@\s]+\.[^@\s]+", "one e-mail address"),
+                                  doc="who the stack's alarms are mailed to (default: contact, if an e-mail address)")
 
 
 @dataclass(frozen=True, kw_only=True)

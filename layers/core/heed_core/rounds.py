@@ -118,14 +118,16 @@ def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float,
     return items, skips
 
 
-def round_tokens(items: list[WorkItem]) -> list[TokenOut]:
-    """One token per host for a round's entry work. The id names the round and the host, so a
-    tick that is repeated (EventBridge delivers at least once) or redone brings nothing twice."""
+def round_tokens(items: list[WorkItem], *, part: str = "") -> list[TokenOut]:
+    """One token per host for a round's entry work. The id names the round and the host (and
+    ``part``, the chunk of the sources it came from, when a pass is cut into chunks), so a tick
+    that is repeated (EventBridge delivers at least once) or redone brings nothing twice."""
     by_host: dict[str, list[WorkItem]] = defaultdict(list)
     for item in items:
         by_host[item.host].append(item)
     out = []
     for host, group in sorted(by_host.items()):
         rounds = sorted({i.round_id for i in group})
-        out.append(TokenOut(host, short_hash("round", *rounds, host), tuple(replace(i) for i in group)))
+        key = ("round", *rounds, host, part) if part else ("round", *rounds, host)
+        out.append(TokenOut(host, short_hash(*key), tuple(replace(i) for i in group)))
     return out

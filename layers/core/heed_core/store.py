@@ -73,6 +73,13 @@ class HostStore(Protocol):
         """Every source, ordered by id, each with the read-state its reads left merged in."""
         ...
 
+    def source_page(self, after: str | None, limit: int, *, upto: str | None = None) -> tuple[list[Source], str | None]:
+        """The sources ordered by id after the key ``after`` (None: from the first), about
+        ``limit`` of them (at least one while any is left), each with its read-state, and the key
+        to go on after (None: no source is left). ``upto``: every source after ``after`` up to
+        and including that key, whatever their number (a chunk read again)."""
+        ...
+
     def get_source(self, source_id: str) -> Source | None:
         """The source with that id (read-state merged in), or None if there is none."""
         ...

@@ -19,31 +19,40 @@ def template() -> dict[str, Any]:
     return load_template(ROOT / "template.yaml")
 
 
+_ALLOCATION = {"Fn::If": ["HasEgressAllocationId", {"Ref": "EgressAllocationId"},
+                          {"Fn::GetAtt": ["EgressIp", "AllocationId"]}]}
+
+
 def egress(r: Runs) -> Proof:
-    """Every function in the private subnets, whose one default route is the NAT gateway holding
-    the one Elastic IP, published as the EgressIp output (and, where the bot lists its
-    addresses, in the profile for ips.json)."""
+    """The function that fetches (the only one in the VPC) sits in the private subnet, whose one
+    default route is the NAT (a gateway or an instance, by EgressMode) holding the one Elastic
+    IP, kept when the stack goes and published as the EgressIp output (and, where the bot lists
+    its addresses, in the profile for ips.json)."""
     proof, t = Proof(), template()
     res = t["Resources"]
     proof.note("deployment fact, checked on template.yaml")
-    vpc = t["Globals"]["Function"].get("VpcConfig", {}).get("Fn::If", [None, {}])[1]
-    subnets = {s.get("Ref") for s in vpc.get("SubnetIds", [])}
     functions = [k for k, v in res.items() if v["Type"] == "AWS::Serverless::Function"]
-    own = [res[f]["Properties"].get("VpcConfig") for f in functions]
-    # A function takes the global setting or names the same private subnets itself.
-    proof.that(bool(subnets) and all(v is None or {x.get("Ref") for x in v.get("SubnetIds", [])} == subnets
-                                     for v in own),
-               f"all {len(functions)} functions in the private subnets {sorted(map(str, subnets))}")
+    in_vpc = {k: res[k]["Properties"]["VpcConfig"].get("Fn::If", [None, {}])[1] for k in functions
+              if "VpcConfig" in res[k]["Properties"]}
+    subnets = {s.get("Ref") for v in in_vpc.values() for s in v.get("SubnetIds", [])}
+    proof.that(list(in_vpc) == ["FetcherFunction"] and bool(subnets),
+               f"the fetcher, the one function that fetches, in the private subnet {sorted(map(str, subnets))}")
     tables = {v["Properties"]["RouteTableId"]["Ref"] for v in res.values()
               if v["Type"] == "AWS::EC2::SubnetRouteTableAssociation" and v["Properties"]["SubnetId"]["Ref"] in subnets}
-    routes = [v["Properties"] for v in res.values() if v["Type"] == "AWS::EC2::Route"
-              and v["Properties"]["RouteTableId"]["Ref"] in tables]
-    nats = {x.get("NatGatewayId", {}).get("Ref") for x in routes}
-    proof.that(bool(routes) and nats == {"NatGateway"} and all("GatewayId" not in x for x in routes),
-               "their only default route is the NAT gateway")
+    routes = {k: v for k, v in res.items() if v["Type"] == "AWS::EC2::Route"
+              and v["Properties"]["RouteTableId"]["Ref"] in tables}
+    targets = {(v.get("Condition"), json.dumps({k: x for k, x in v["Properties"].items()
+                                                if k in ("NatGatewayId", "InstanceId", "GatewayId")}))
+               for v in routes.values()}
+    proof.that(targets == {("UseNatGateway", '{"NatGatewayId": {"Ref": "NatGateway"}}'),
+                           ("UseNatInstance", '{"InstanceId": {"Ref": "NatInstance"}}')},
+               "their only default route is the NAT, a gateway or an instance by EgressMode")
     eips = [k for k, v in res.items() if v["Type"] == "AWS::EC2::EIP"]
-    proof.that(eips == ["EgressIp"] and res["NatGateway"]["Properties"]["AllocationId"] == {
-        "Fn::GetAtt": ["EgressIp", "AllocationId"]}, "which holds the one Elastic IP")
+    association = res.get("EgressIpAssociation", {}).get("Properties", {})
+    proof.that(eips == ["EgressIp"] and res["NatGateway"]["Properties"]["AllocationId"] == _ALLOCATION
+               and association == {"AllocationId": _ALLOCATION, "InstanceId": {"Ref": "NatInstance"}},
+               "which holds the one Elastic IP (the stack's, or the one passed as EgressAllocationId)")
+    proof.that(res["EgressIp"].get("DeletionPolicy") == "Retain", "kept when the stack goes (DeletionPolicy Retain)")
     proof.that(t["Outputs"].get("EgressIp", {}).get("Value") == {"Ref": "EgressIp"}, "published as the EgressIp output")
     if r.profile.egress.ips:
         proof.that(all(ipaddress.ip_network(n).num_addresses == 1 for n in r.profile.egress.ips),
@@ -62,8 +71,8 @@ def reverse_dns(r: Runs) -> Proof:
     proof.that(bool(name) and deploy_env(p).reverse_dns_name == name,
                f"reverse DNS {name!r} deployed as ReverseDnsName")
     custom = t["Resources"].get("ReverseDns", {})
-    proof.that(custom.get("Properties", {}).get("AllocationId") == {"Fn::GetAtt": ["EgressIp", "AllocationId"]},
-               "a custom resource sets the EgressIp's PTR record")
+    proof.that(custom.get("Properties", {}).get("AllocationId") == _ALLOCATION,
+               "a custom resource sets the egress address's PTR record")
     nets = [ipaddress.ip_network(n) for n in p.egress.ips]
     proof.that(bool(nets) and all(n.num_addresses == 1 for n in nets), f"{len(nets)} fixed addresses in the profile")
     doc = json.loads(ips_json(p))

@@ -300,13 +300,15 @@ def _work_event(template: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any
 
 def create_stack_resources(*, template_path: Path, bot: str, prefix: str,
                            session: boto3.session.Session | None = None,
-                           region: str = "eu-west-1") -> StackResources:
-    """Create the table, FIFO queue (+DLQ), bus and bucket of template.yaml, named from `prefix`."""
+                           region: str = "eu-west-1", parameters: Mapping[str, str] | None = None) -> StackResources:
+    """Create the table, FIFO queue (+DLQ), bus and bucket of template.yaml, named from `prefix`
+    (``parameters``: the stack's parameter overrides, as samconfig.toml sets them for the bot)."""
     template = load_template(template_path)
     session = session or boto3.session.Session()
     params = {name: str(spec["Default"]) for name, spec in template.get("Parameters", {}).items()
               if "Default" in spec}
-    params.update(BotName=bot, EnableVpc="false")  # no VPC locally: nothing network-side is created
+    params.update(parameters or {})
+    params.update(BotName=bot, EgressMode="none")  # no VPC locally: nothing network-side is created
     try:
         account = session.client("sts", region_name=region).get_caller_identity()["Account"]
     except (ClientError, BotoCoreError) as exc:

@@ -85,16 +85,21 @@ def load_handler(name: str) -> Callable[[dict[str, Any], Any], Any]:
 
 @dataclass
 class LambdaContext:
+    """Lambda's context object: the remaining time counts down from the invocation's start, in
+    real time, to the function's timeout (the fetcher's time budget reads it)."""
+
     function_name: str
     memory_limit_in_mb: int = 512
+    timeout_s: float = 60.0
     aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    started: float = field(default_factory=time.monotonic)
 
     @property
     def invoked_function_arn(self) -> str:
         return f"arn:aws:lambda:{REGION}:123456789012:function:{self.function_name}"
 
     def get_remaining_time_in_millis(self) -> int:
-        return 60_000
+        return max(0, int((self.started + self.timeout_s - time.monotonic()) * 1000))
 
 
 class Output:
@@ -267,6 +272,7 @@ class LocalRun:
         self.watch = QueueWatch()
         self.crashed: list[str] = []  # message ids of tokens whose invocation died (fault tests)
         self.aws_lock = threading.RLock()
+        self._fetchers = 0  # fetcher invocations running now
         self.session_hook = session_hook  # e.g. the bench's botocore call counter
         self.state_dir = state_dir  # --state DIR: the table and bucket kept between runs
         self._state: Any = None
@@ -275,6 +281,16 @@ class LocalRun:
     def in_handler(self) -> bool:
         """True in a thread that is running the fetcher handler (tests watch for sleeps)."""
         return bool(getattr(self._local, "in_handler", False))
+
+    @property
+    def acting_function(self) -> str | None:
+        """The function whose role an AWS call made now runs under (the IAM test's question): the
+        handler this thread runs, or Lambda's poller for the fetcher (its role too); the worker
+        threads of a fetcher batch count as the fetcher. None: the operator, the test itself."""
+        name = getattr(self._local, "function", None)
+        if name is None and self._fetchers and threading.current_thread().name.startswith("ThreadPoolExecutor"):
+            return "FetcherFunction"
+        return name
 
     # --- set-up ---------------------------------------------------------------------------
     def setup(self) -> None:
@@ -298,8 +314,12 @@ class LocalRun:
             self.session_hook(base)
         session = _LockedSession(base, self.aws_lock)
         prefix = f"heed-{self.profile.name}"
+        from heed.samconfig import fetcher_batch_size
+
+        # The stack as this profile deploys it (samconfig.toml): its fetcher's BatchSize.
         self.res = create_stack_resources(template_path=ROOT / "template.yaml", bot=self.profile.name,
-                                          prefix=prefix, session=session, region=REGION)
+                                          prefix=prefix, session=session, region=REGION,
+                                          parameters={"FetcherBatchSize": str(fetcher_batch_size(self.profile))})
         self.sqs = session.client("sqs")
         env = {"HEED_BOT": self.profile.name, "HEED_TABLE": self.res.table_name,
                "HEED_QUEUE_URL": self.res.queue_url, "HEED_BUS_NAME": self.res.bus_name,
@@ -388,7 +408,14 @@ class LocalRun:
         event = {"version": "0", "id": str(uuid.uuid4()), "detail-type": "Scheduled Event",
                  "source": "aws.events", "account": "123456789012", "time": iso(t).replace(".000Z", "Z"),
                  "region": REGION, "resources": [], "detail": {"tasks": tasks}}
-        self.scheduler(event, LambdaContext("SchedulerFunction"))
+        self._local.function = "SchedulerFunction"
+        try:
+            summary = self.scheduler(event, LambdaContext("SchedulerFunction"))
+            while summary and summary.get("pass"):  # a pass longer than one invocation: the next ticks go on
+                event = {**event, "id": str(uuid.uuid4()), "detail": {"resume": True}}
+                summary = self.scheduler(event, LambdaContext("SchedulerFunction"))
+        finally:
+            self._local.function = None
         self.rounds += len(tasks)
         self.watch.sent(1)
 
@@ -397,9 +424,13 @@ class LocalRun:
         return self._receive()
 
     def _receive(self) -> list[dict[str, Any]]:
-        resp = self.sqs.receive_message(QueueUrl=self.res.queue_url, MaxNumberOfMessages=self.res.batch_size,
-                                        AttributeNames=["All"], MessageSystemAttributeNames=["All"],
-                                        WaitTimeSeconds=0)
+        self._local.function = "FetcherFunction"  # Lambda's poller acts with the function's role
+        try:
+            resp = self.sqs.receive_message(QueueUrl=self.res.queue_url, MaxNumberOfMessages=self.res.batch_size,
+                                            AttributeNames=["All"], MessageSystemAttributeNames=["All"],
+                                            WaitTimeSeconds=0)
+        finally:
+            self._local.function = None
         msgs = resp.get("Messages", [])
         self.watch.received(msgs)
         return msgs
@@ -479,6 +510,12 @@ class LocalRun:
         return int(attrs["ApproximateNumberOfMessages"]) + int(attrs["ApproximateNumberOfMessagesNotVisible"]) == 0
 
     def invoke(self, msgs: list[dict[str, Any]]) -> None:
+        try:
+            self._invoke(msgs)
+        finally:
+            self._local.function = None
+
+    def _invoke(self, msgs: list[dict[str, Any]]) -> None:
         records = [{"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
                     "attributes": m.get("Attributes", {}), "messageAttributes": {},
                     "md5OfBody": m.get("MD5OfBody", ""), "eventSource": "aws:sqs",
@@ -489,8 +526,12 @@ class LocalRun:
                 int(m.get("Attributes", {}).get("ApproximateReceiveCount", "0")) for m in msgs])
         t0 = time.monotonic()
         self._local.in_handler = True
+        self._local.function = "FetcherFunction"
+        with self._stats_lock:
+            self._fetchers += 1
         try:
-            resp = self.fetcher({"Records": records}, LambdaContext("FetcherFunction"))
+            resp = self.fetcher({"Records": records}, LambdaContext("FetcherFunction",
+                                                                     timeout_s=self.res.fetcher_timeout_s))
         except (Exception, InvocationCrash) as exc:  # noqa: BLE001 - as in Lambda: SQS delivers the batch again
             if not isinstance(exc, InvocationCrash):
                 print(f"\nfetcher invocation failed: {exc!r}", file=sys.stderr)
@@ -500,12 +541,13 @@ class LocalRun:
             self._local.in_handler = False
             with self._stats_lock:
                 self.billed_s += time.monotonic() - t0
+                self._fetchers -= 1
         failed = {f["itemIdentifier"] for f in (resp or {}).get("batchItemFailures", [])}
         done = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(msgs)
                 if m["MessageId"] not in failed]
         if done:
             try:
-                self.sqs.delete_message_batch(QueueUrl=self.res.queue_url, Entries=done)
+                self.sqs.delete_message_batch(QueueUrl=self.res.queue_url, Entries=done)  # the poller, the role
             except (Exception, InvocationCrash) as exc:  # noqa: BLE001 - an undeleted token comes back later
                 if not isinstance(exc, InvocationCrash):
                     print(f"\ndeleting tokens failed: {exc!r}", file=sys.stderr)

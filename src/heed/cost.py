@@ -1,0 +1,225 @@
+"""`heed cost`: what one bot's stack costs a month on AWS, all in: the fixed monthly costs beside
+the per-page ones, from a dated eu-west-1 price table (heed/data/prices-eu-west-1.json) and the
+per-page figures a bench run measured (bench/cost-inputs.json, written by
+`bench/run --size 200x10 --cost-inputs bench/cost-inputs.json`)."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["EGRESS_MODES", "Estimate", "estimate", "register"]
+
+EGRESS_MODES = ("nat-instance", "nat-gateway", "none")
+PRICES = Path(__file__).resolve().parent / "data" / "prices-eu-west-1.json"
+
+
+def _inputs_path() -> Path:
+    from heed.local.root import ROOT
+
+    return ROOT / "bench" / "cost-inputs.json"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One row of the table: what is billed, how much of it, at what price, dollars a month."""
+
+    what: str
+    quantity: str
+    usd: float
+    fixed: bool
+
+
+@dataclass
+class Estimate:
+    bot: str
+    pages: int
+    egress: str
+    lines: list[Line] = field(default_factory=list)
+    free_tier_usd: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def fixed_usd(self) -> float:
+        return sum(line.usd for line in self.lines if line.fixed)
+
+    @property
+    def per_page_usd(self) -> float:
+        return sum(line.usd for line in self.lines if not line.fixed)
+
+    @property
+    def total_usd(self) -> float:
+        return self.fixed_usd + self.per_page_usd
+
+    def to_json(self) -> dict[str, Any]:
+        return {"bot": self.bot, "pages_per_month": self.pages, "egress": self.egress,
+                "lines": [{"what": x.what, "quantity": x.quantity, "usd": round(x.usd, 4), "fixed": x.fixed}
+                          for x in self.lines],
+                "fixed_usd": round(self.fixed_usd, 2), "per_page_usd": round(self.per_page_usd, 2),
+                "total_usd": round(self.total_usd, 2), "free_tier_usd": round(self.free_tier_usd, 2),
+                "total_after_free_tier_usd": round(self.total_usd - self.free_tier_usd, 2),
+                "per_million_pages_usd": round(self.per_page_usd / max(1, self.pages) * 1e6, 2),
+                "notes": self.notes}
+
+
+def _alarm_metrics(template: Mapping[str, Any], egress: str) -> int:
+    """Metrics the stack's alarms read (CloudWatch bills an alarm per metric it reads)."""
+    conditions = {"UseNatGateway": egress == "nat-gateway", "UseNatInstance": egress == "nat-instance"}
+    n = 0
+    for res in template["Resources"].values():
+        if res["Type"] != "AWS::CloudWatch::Alarm" or not conditions.get(res.get("Condition", ""), True):
+            continue
+        props = res["Properties"]
+        n += sum(1 for m in props.get("Metrics", []) if "MetricStat" in m) or 1
+    return n
+
+
+def estimate(profile: Any, pages: int, egress: str, prices: Mapping[str, Any], inputs: Mapping[str, Any],
+             template: Mapping[str, Any]) -> Estimate:
+    """The month's bill for ``pages`` pages of ``profile``'s bot (pure: every number comes in)."""
+    from heed_aws.journal import METRICS
+
+    p, a, hours = prices["prices"], prices["assumptions"], float(prices["hours_per_month"])
+    page = inputs["per_page"]
+    est = Estimate(profile.name, pages, egress)
+
+    def add(what: str, quantity: str, usd: float, *, fixed: bool) -> None:
+        est.lines.append(Line(what, quantity, usd, fixed))
+
+    # --- fixed: what the stack costs with no page fetched ----------------------------------------
+    if egress == "nat-instance":
+        add("NAT instance (t4g.nano)", f"{hours:.0f} h", hours * p["ec2_t4g_nano_hour"], fixed=True)
+        add("NAT instance volume (gp3)", f"{a['nat_instance_volume_gb']} GB",
+            a["nat_instance_volume_gb"] * p["ebs_gp3_gb_month"], fixed=True)
+    elif egress == "nat-gateway":
+        add("NAT gateway", f"{hours:.0f} h", hours * p["nat_gateway_hour"], fixed=True)
+    if egress != "none":
+        add("public IPv4 address (the Elastic IP)", f"{hours:.0f} h", hours * p["public_ipv4_hour"], fixed=True)
+    alarm_metrics = _alarm_metrics(template, egress)
+    add("alarms", f"{alarm_metrics} metrics", alarm_metrics * p["cloudwatch_alarm_metric_month"], fixed=True)
+    add("dashboard", "1", p["cloudwatch_dashboard_month"], fixed=True)
+    add("custom metrics", f"{len(METRICS)}", len(METRICS) * p["cloudwatch_metric_month"], fixed=True)
+    add("alarm topic key (KMS)", "1", p["kms_key_month"], fixed=True)
+    ticks = 30 * 24 * 60
+    tick_gb_s = ticks * a["scheduler_tick_s"] * a["scheduler_memory_mb"] / 1024
+    add("scheduler (a tick a minute)", f"{ticks} ticks",
+        ticks * p["lambda_request"] + tick_gb_s * p["lambda_arm64_gb_s"]
+        + ticks * (p["dynamodb_rru"] + p["dynamodb_wru"] + a["xray_sampling_rate"] * p["xray_trace"]), fixed=True)
+    tick_log_gb = ticks * (inputs["per_tick"]["log_bytes"] + inputs["per_invocation"]["emf_bytes"]
+                           + a["lambda_platform_log_bytes_per_invocation"]) / 1e9
+    add("scheduler logs", f"{tick_log_gb:.3f} GB", tick_log_gb * p["cloudwatch_logs_gb"], fixed=True)
+    add("SQS: Lambda's idle long polls", f"{a['event_source_polls_per_month']:,}",
+        a["event_source_polls_per_month"] * p["sqs_fifo_request"], fixed=True)
+
+    # --- per page: the bench's measured units, at a real site's latency ---------------------------
+    in_flight = profile.get("politeness.max_in_flight")
+    parallel = max(1, min(10, int(in_flight))) if in_flight else 10
+    billed = page["billed_s"] + max(0.0, a["site_latency_s"] - inputs["bench_latency_s"]) / parallel
+    memory_gb = inputs["fetcher_memory_mb"] / 1024
+    invocations = pages * page["fetcher_invocations"]
+    gb_s = pages * billed * memory_gb
+    add("Lambda (fetcher, arm64)", f"{gb_s:,.0f} GB-s, {invocations:,.0f} calls",
+        gb_s * p["lambda_arm64_gb_s"] + invocations * p["lambda_request"], fixed=False)
+    add("DynamoDB (on demand)", f"{pages * page['wru']:,.0f} WRU, {pages * page['rru']:,.0f} RRU",
+        pages * (page["wru"] * p["dynamodb_wru"] + page["rru"] * p["dynamodb_rru"]), fixed=False)
+    sqs = pages * page["sqs_requests"]
+    add("SQS FIFO", f"{sqs:,.0f} requests", sqs * p["sqs_fifo_request"], fixed=False)
+    add("EventBridge", f"{pages * page['events']:,.0f} events", pages * page["events"] * p["eventbridge_event"],
+        fixed=False)
+    add("S3", f"{pages * page['s3_puts']:,.0f} puts", pages * (page["s3_puts"] * p["s3_put"]
+                                                            + page["s3_gets"] * p["s3_get"]), fixed=False)
+    log_gb = (pages * page["log_bytes"] + invocations * (inputs["per_invocation"]["emf_bytes"]
+                                                        + a["lambda_platform_log_bytes_per_invocation"])) / 1e9
+    add("CloudWatch Logs (fetcher)", f"{log_gb:.3f} GB", log_gb * p["cloudwatch_logs_gb"], fixed=False)
+    traces = invocations * a["xray_sampling_rate"]
+    add("X-Ray", f"{traces:,.0f} traces", traces * p["xray_trace"], fixed=False)
+    if egress == "nat-gateway":
+        nat_gb = pages * a["page_bytes"] / 1e9
+        add("NAT gateway data", f"{nat_gb:.1f} GB", nat_gb * p["nat_gateway_gb"], fixed=False)
+
+    # --- the always-free tiers, for an account that runs only this bot -----------------------------
+    free = prices["free_tier"]
+    est.free_tier_usd = (
+        min(len(METRICS), free["cloudwatch_metrics"]) * p["cloudwatch_metric_month"]
+        + min(alarm_metrics, free["cloudwatch_alarm_metrics"]) * p["cloudwatch_alarm_metric_month"]
+        + min(1, free["cloudwatch_dashboards"]) * p["cloudwatch_dashboard_month"]
+        + min(log_gb + tick_log_gb, free["cloudwatch_logs_gb"]) * p["cloudwatch_logs_gb"]
+        + min(invocations + ticks, free["lambda_requests"]) * p["lambda_request"]
+        + min(gb_s + tick_gb_s, free["lambda_gb_s"]) * p["lambda_arm64_gb_s"]
+        + min(sqs + a["event_source_polls_per_month"], free["sqs_requests"]) * p["sqs_fifo_request"]
+        + min(traces + ticks * a["xray_sampling_rate"], free["xray_traces"]) * p["xray_trace"])
+    est.notes = [
+        f"prices: {prices['region']}, {prices['as_of']} (heed/data/{PRICES.name})",
+        f"per page: measured by bench/run --size {inputs['size']} on {inputs['measured']} "
+        f"({inputs['pages']} pages; DynamoDB units, SQS requests, events, log bytes, Lambda time)",
+        f"assumed: a site answers in {a['site_latency_s']} s "
+        f"({'one turn at a time' if parallel == 1 else f'{parallel} turns side by side'}), "
+        f"a page is {a['page_bytes'] // 1000} KB (NAT data), X-Ray samples {a['xray_sampling_rate']:.0%}",
+    ]
+    return est
+
+
+def render(est: Estimate) -> str:
+    rows = [("", "quantity", "$/month")]
+    for fixed in (True, False):
+        rows.append(("fixed, every month" if fixed else f"for {est.pages:,} pages", "", ""))
+        rows += [(f"  {x.what}", x.quantity, f"{x.usd:.2f}") for x in est.lines if x.fixed == fixed]
+    rows += [("fixed", "", f"{est.fixed_usd:.2f}"), ("per page", f"${est.per_page_usd / max(1, est.pages) * 1e6:.2f} "
+             "per million", f"{est.per_page_usd:.2f}"), ("all-in", "", f"{est.total_usd:.2f}"),
+             ("  always-free tiers (one bot in the account)", "", f"-{est.free_tier_usd:.2f}"),
+             ("all-in after the free tiers", "", f"{est.total_usd - est.free_tier_usd:.2f}")]
+    width = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = [f"{est.bot}: {est.pages:,} pages a month, egress {est.egress}"]
+    lines += [f"{r[0].ljust(width[0])}  {r[1].rjust(width[1])}  {r[2].rjust(width[2])}".rstrip() for r in rows]
+    return "\n".join(lines + [f"({note})" for note in est.notes])
+
+
+def cmd_cost(args: argparse.Namespace) -> int:
+    """The table (or --json); a user's mistake is one line on stderr, exit 2."""
+    from heed_core.profile import ProfileError, load_profile
+
+    from heed.local.resources import TemplateError, load_template
+    from heed.local.root import ROOT
+
+    path = _inputs_path()
+    try:
+        profile = load_profile(args.bot)
+        inputs = json.loads(path.read_text(encoding="utf-8"))
+        prices = json.loads(PRICES.read_text(encoding="utf-8"))
+        template = load_template(ROOT / "template.yaml")
+    except ProfileError as exc:
+        print(f"heed: error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError, TemplateError) as exc:
+        print(f"heed: error: cannot read the cost inputs ({exc}); make them with: bench/run --size 200x10 "
+              f"--side heed --cost-inputs {path}", file=sys.stderr)
+        return 2
+    est = estimate(profile, args.pages_per_month, args.egress, prices, inputs, template)
+    print(json.dumps(est.to_json(), indent=2) if args.json else render(est))
+    return 0
+
+
+def _pages(text: str) -> int:
+    try:
+        value = float(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0 or value != int(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of pages")
+    return int(value)
+
+
+def register(subparsers: Any) -> None:
+    """Add ``cost`` to the `heed` parser's subcommands."""
+    p = subparsers.add_parser("cost", help="what a bot's stack costs a month on AWS, fixed and per page",
+                              description=__doc__.split("\n\n")[0])
+    p.add_argument("--bot", required=True, metavar="NAME|FILE", help="a built-in bot name or a profile file")
+    p.add_argument("--pages-per-month", required=True, type=_pages, metavar="N")
+    p.add_argument("--egress", choices=EGRESS_MODES, default="nat-instance", help="the stack's EgressMode")
+    p.add_argument("--json", action="store_true", help="one JSON document instead of the table")
+    p.set_defaults(func=cmd_cost)
