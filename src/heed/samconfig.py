@@ -259,9 +259,12 @@ def _parameter(key: str, value: str) -> str:
 
 def _section(env: DeployEnv, choices: EnvChoices) -> list[str]:
     stack = choices.stack_name or env.stack_name
-    mine = {k for k, _ in choices.parameters}
-    ours = [p for p in shlex.split(env.parameter_overrides()) if p.split("=", 1)[0] not in mine]
-    overrides = " ".join([_parameter(*p.split("=", 1)) for p in ours] + [_parameter(k, v) for k, v in choices.parameters])
+    # The profile's parameters in their order, the operator's value in the place of one it set
+    # (AlarmEmail), then the operator's own.
+    mine = dict(choices.parameters)
+    ours = [p.split("=", 1) for p in shlex.split(env.parameter_overrides())]
+    merged = [(k, mine.pop(k, v)) for k, v in ours] + list(mine.items())
+    overrides = " ".join(_parameter(k, v) for k, v in merged)
     lines = [f"# profile: {choices.profile_ref}"] if choices.profile_ref else []
     lines += [f"[{env.bot}.deploy.parameters]", f"stack_name = {_toml_str(stack)}", f"s3_prefix = {_toml_str(stack)}"]
     if choices.region:

@@ -94,7 +94,7 @@ def test_an_invocation_is_one_document_with_its_counts_added_up(capsys: pytest.C
         count("Results")
         for _ in range(3):
             count("Turns")
-        count("Deferrals", 2)
+        count("ServiceFaults", 2)
 
     _invocation(work)
     # THEN one EMF document, one dimension set (service), each count once with its sum
@@ -104,7 +104,7 @@ def test_an_invocation_is_one_document_with_its_counts_added_up(capsys: pytest.C
     assert directive["Dimensions"] == [["service"]] and doc["service"] == "heed"
     values = {m["Name"]: _value(doc[m["Name"]]) for m in directive["Metrics"]}
     assert values == {"Requests": 5.0, "Impolite": 2.0, "RobotsRequests": 1.0, "Skips": 2.0,
-                      "Results": 1.0, "Turns": 3.0, "Deferrals": 2.0}
+                      "Results": 1.0, "Turns": 3.0, "ServiceFaults": 2.0}
 
 
 def test_the_next_invocation_starts_at_zero_and_a_gauge_is_set_not_added(capsys: pytest.CaptureFixture[str]) -> None:

@@ -38,7 +38,8 @@ def test_a_bot_of_its_own_gets_an_environment_recorded_with_its_profile(config: 
     params = _env(config, "ownbot")
     sha = content_hash(load_profile(str(config.parent / "bots" / "ownbot.yaml")))
     assert (params["stack_name"], params["s3_prefix"], params["region"]) == ("own-prod", "own-prod", "eu-north-1")
-    assert params["parameter_overrides"] == f"BotName=ownbot ProfileSha256={sha} FetcherReservedConcurrency=1"
+    assert params["parameter_overrides"] == (f"BotName=ownbot ProfileSha256={sha} FetcherReservedConcurrency=1 "
+                                             "FetcherBatchSize=1 AlarmEmail=bot@own.example HeartbeatHours=1")
     assert set(tomllib.loads(text)) == {"version", "default", *BUILTIN_BOTS, "ownbot"}
     # AND the five stay what the profiles give
     for bot in BUILTIN_BOTS:
@@ -57,7 +58,8 @@ def test_the_operators_choices_are_kept_and_the_profiles_parameters_written_agai
     # GIVEN an operator who chose AubeBot's stack name, region, AWS profile and alarm e-mail by hand
     text = config.read_text(encoding="utf-8").replace('stack_name = "heed-aubebot"\n', (
         'stack_name = "aube"\nregion = "eu-south-1"\nprofile = "aube-ops"\n')).replace(
-        "FetcherReservedConcurrency=1", "FetcherReservedConcurrency=7 AlarmEmail=ops@aube.news")
+        "FetcherReservedConcurrency=1", "FetcherReservedConcurrency=7").replace(
+        "AlarmEmail=robot@aube.news", "AlarmEmail=ops@aube.news")
     config.write_text(text, encoding="utf-8")
     # WHEN the file is written again from the profiles
     assert main(["--write", "--path", str(config)]) == 0
@@ -65,16 +67,20 @@ def test_the_operators_choices_are_kept_and_the_profiles_parameters_written_agai
     params = _env(config, "aubebot")
     assert (params["stack_name"], params["region"], params["profile"]) == ("aube", "eu-south-1", "aube-ops")
     assert params["parameter_overrides"] == (f"BotName=aubebot ProfileSha256={content_hash(load_profile('aubebot'))} "
-                                             "FetcherReservedConcurrency=1 AlarmEmail=ops@aube.news")
+                                             "FetcherReservedConcurrency=1 FetcherBatchSize=1 AlarmEmail=ops@aube.news "
+                                             "HeartbeatHours=1")
     assert main(["--check", "--path", str(config)]) == 0
     assert read_envs(config.read_text())["aubebot"].parameters == (("AlarmEmail", "ops@aube.news"),)
 
 
 def test_guided_answers_replace_the_operators_parameters_and_empty_takes_one_out(config: Path) -> None:
-    write_env(config, "aubebot", EnvChoices(parameters=(("AlarmEmail", "a@aube.news"), ("EnableVpc", "false"))))
-    assert _env(config, "aubebot")["parameter_overrides"].endswith(" AlarmEmail=a@aube.news EnableVpc=false")
+    write_env(config, "aubebot", EnvChoices(parameters=(("AlarmEmail", "a@aube.news"), ("EgressMode", "none"))))
+    assert _env(config, "aubebot")["parameter_overrides"].endswith(
+        " AlarmEmail=a@aube.news HeartbeatHours=1 EgressMode=none")
+    # an empty answer takes the operator's value out: the profile's default (its contact) is back
     write_env(config, "aubebot", EnvChoices(parameters=(("AlarmEmail", ""),)))
-    assert _env(config, "aubebot")["parameter_overrides"].endswith("FetcherReservedConcurrency=1 EnableVpc=false")
+    assert _env(config, "aubebot")["parameter_overrides"].endswith(
+        " AlarmEmail=robot@aube.news HeartbeatHours=1 EgressMode=none")
 
 
 def test_samconfig_refuses_a_borrowed_identity_in_one_line_naming_the_keys(

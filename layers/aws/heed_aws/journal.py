@@ -17,10 +17,10 @@ RobotsRequests    of them, robots.txt requests
 Skips             URLs not fetched or not kept (each a ``skip`` record with its reason)
 Results           results put on the bus (item.found, source.closed, ...)
 Turns             host turns
-Deferrals         of them, deferred to the host's next slot
 TurnFailures      of them, failed (a busy store, a bug): the token comes back
 RecordsReturned   batch records not started for want of time (back at once)
 Sources           sources in the scheduler's last full pass (every tick: the heartbeat's "sources exist")
+ServiceFaults     calls a service refused for good (AccessDenied...): the stack is misconfigured (alarm)
 ================  ======================================================================
 """
 from __future__ import annotations
@@ -41,8 +41,9 @@ SERVICE = "heed"
 
 logger = Logger(service=SERVICE)
 
-METRICS = ("Requests", "Impolite", "RobotsRequests", "Skips", "Results", "Turns", "Deferrals", "TurnFailures",
-           "RecordsReturned", "Sources")
+# (Turns less Requests is the turns that waited for the host's slot: the dashboard's deferrals.)
+METRICS = ("Requests", "Impolite", "RobotsRequests", "Skips", "Results", "Turns", "TurnFailures",
+           "RecordsReturned", "Sources", "ServiceFaults")
 _GAUGES = frozenset({"Sources"})  # the value as it is, not added up
 
 
