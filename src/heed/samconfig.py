@@ -37,7 +37,8 @@ FETCHER_TIMEOUT_S = 60
 
 # The parameters a profile decides; every other one in an environment is the operator's. AlarmEmail
 # is the operator's too, the profile's address (operator.alarm_email, its contact) only its default.
-PROFILE_PARAMETERS = ("BotName", "ProfileSha256", "FetcherReservedConcurrency", "FetcherBatchSize", "HeartbeatHours", "ReverseDnsName", "BedrockModelId", "OldestMessageAlarmSeconds",
+PROFILE_PARAMETERS = ("BotName", "ProfileSha256", "FetcherReservedConcurrency", "FetcherBatchSize",
+                      "HeartbeatHours", "ReverseDnsName", "BedrockModelId", "OldestMessageAlarmSeconds",
                       "WebBotAuthKeyService", "WebBotAuthKeyName", "PublishInfoPage")
 _RECORD = re.compile(r"# profile: (.+)")
 _SECTION = re.compile(r"\[([a-z0-9][a-z0-9-]*)\.deploy\.parameters\]")

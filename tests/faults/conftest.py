@@ -38,11 +38,12 @@ GAP = 0.3  # the bots' gap in this suite (their shapes, with small delays)
 class Rule:
     op: str  # "dynamodb.PutItem"
     when: Callable[[dict[str, Any]], bool] = lambda params: True
-    action: str = "crash"  # crash | throttle | error | partial
+    action: str = "crash"  # crash | throttle | error | condition | denied | partial | call
     times: int = 1  # how many times it fires (-1: always)
     every: int = 1  # fire on every n-th matching call
     seen: int = 0
     fired: int = 0
+    call: Callable[[dict[str, Any]], None] | None = None  # action "call": run this, then the call goes on
 
 
 class Faults:
@@ -59,8 +60,8 @@ class Faults:
         self.watched.add(op)
 
     def add(self, op: str, action: str = "crash", *, when: Callable[[dict[str, Any]], bool] = lambda p: True,
-            times: int = 1, every: int = 1) -> Rule:
-        rule = Rule(op, when, action, times, every)
+            times: int = 1, every: int = 1, call: Callable[[dict[str, Any]], None] | None = None) -> Rule:
+        rule = Rule(op, when, action, times, every, call=call)
         self.rules.append(rule)
         return rule
 
@@ -75,6 +76,7 @@ class Faults:
     def _before(self, model: Any, context: dict[str, Any], **_: Any) -> Any:
         op = f"{model.service_model.service_name}.{model.name}"
         params = context.get("fault_params") or {}
+        fire: Rule | None = None
         with self.lock:
             self.calls[op] += 1
             if op in self.watched:
@@ -86,8 +88,13 @@ class Faults:
                 if rule.seen % rule.every:
                     continue
                 rule.fired += 1
-                return self._fire(rule, model, params)
-        return None
+                fire = rule
+                break
+        if fire is not None and fire.action == "call":
+            assert fire.call is not None
+            fire.call(params)  # outside the lock: the callback may make calls of its own
+            return None
+        return self._fire(fire, model, params) if fire is not None else None
 
     @staticmethod
     def _fire(rule: Rule, model: Any, params: dict[str, Any]) -> Any:
@@ -100,6 +107,12 @@ class Faults:
         if rule.action == "error":
             raise ClientError({"Error": {"Code": "InternalFailure", "Message": "fault injected"},
                                "ResponseMetadata": {"HTTPStatusCode": 500}}, model.name)
+        if rule.action == "condition":  # the item changed under the write (another writer won)
+            raise ClientError({"Error": {"Code": "ConditionalCheckFailedException", "Message": "fault injected"},
+                               "ResponseMetadata": {"HTTPStatusCode": 400}}, model.name)
+        if rule.action == "denied":  # a permanent fault: the role may not (a misconfigured stack)
+            raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "fault injected"},
+                               "ResponseMetadata": {"HTTPStatusCode": 400}}, model.name)
         if rule.action == "partial":  # PutEvents: the first entry refused, the others put
             entries = params.get("Entries", [])
             answer = [{"ErrorCode": "InternalFailure", "ErrorMessage": "fault injected"}] + [
@@ -189,8 +202,9 @@ class Crawl:
 
 
 def crawl(p: Profile, web: FaultWeb, out: Path, faults: Faults | None = None, *,
-          before: Callable[[LocalRun], None] | None = None, rounds: int = 1) -> Crawl:
-    """Fire the feed round and drain it to the end, handing out again what crashed."""
+          before: Callable[[LocalRun], None] | None = None, rounds: int = 1, wait_s: float = 0.0) -> Crawl:
+    """Fire the feed round and drain it to the end, handing out again what crashed; with
+    ``wait_s``, the clock then moves that far on, every deferred token coming due on the way."""
     faults = faults or Faults()
     run = LocalRun(p, web.sources(), start=time.time(), until=time.time(), out_dir=out, allow_private=True,
                    patience_s=6.0, session_hook=faults.attach)
@@ -204,6 +218,10 @@ def crawl(p: Profile, web: FaultWeb, out: Path, faults: Faults | None = None, *,
                 run.drain()
                 if not run.redeliver_crashed():
                     break
+            if wait_s:
+                run.advance_to(run.clock.now() + wait_s)
+                while run.redeliver_crashed():
+                    run.drain()
             if n + 1 < rounds:
                 run.clock.jump_to(run.clock.now() + 900)
         run.out.close({"bot": p.name})

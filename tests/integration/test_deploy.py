@@ -172,7 +172,8 @@ def test_a_seed_bot_deploys_through_the_same_path_and_sam_deploy_config_env_keep
     env = config["aubebot"]["deploy"]["parameters"]
     sha = content_hash(load_profile("aubebot"))
     assert (env["stack_name"], env["region"]) == ("aube", "eu-west-1")
-    assert env["parameter_overrides"] == f"BotName=aubebot ProfileSha256={sha} FetcherReservedConcurrency=1"
+    assert env["parameter_overrides"] == (f"BotName=aubebot ProfileSha256={sha} FetcherReservedConcurrency=1 "
+                                          "FetcherBatchSize=1 AlarmEmail=robot@aube.news HeartbeatHours=1")
     assert "--config-env aubebot" in out and "profile: aubebot, built in" in out
     # AND nothing is packaged for it: the functions read it from heed_core, as the hash says
     assert not (in_project / ".aws-sam/build/ProfileLayer/heed-profiles/aubebot.json").exists()

@@ -411,7 +411,7 @@ JOURNAL_FIELDS = {
 # The alarms of every stack (the dashboard lists them), then the NAT's own, by EgressMode.
 ALARMS = ("HeartbeatAlarm", "SchedulerErrorsAlarm", "DeadLetterAlarm", "FetcherErrorsAlarm", "FetcherThrottlesAlarm",
           "DynamoDbThrottlesAlarm", "ImpoliteAnswersAlarm", "OldestTokenAlarm", "InFlightAlarm", "RecursiveLoopAlarm",
-          "RobotsLoopAlarm")
+          "RobotsLoopAlarm", "ServiceFaultAlarm")
 NAT_ALARMS = {"NatPortAllocationAlarm": "UseNatGateway", "NatRecoveryAlarm": "UseNatInstance",
               "NatRebootAlarm": "UseNatInstance"}
 

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from heed_core.errors import TransientError
-from heed_core.hoststate import DrainMark, HostRecord, HostView, Outbox, TokenOut
+from heed_core.hoststate import DrainMark, HostRecord, HostView, Outbox, TokenOut, salvage_outbox
 from heed_core.ports import FakeClock, FetchRequest, FetchResult
 from heed_core.urls import authority, host_name, in_domain, short_hash
 from heed_core.work import Source, UrlRecord, WorkItem
@@ -54,6 +54,7 @@ class MemoryStore:
         self.closed_at: dict[str, float] = {}  # source id -> when it was closed (an attribute in DynamoDB)
         self.block_times: dict[str, float] = {}
         self.domains: dict[str, set[str]] = {}  # registrable domain -> hosts (DynamoStore's DOMAIN#)
+        self.purged: dict[str, float] = {}  # domain -> when it was last purged (DynamoStore's !<domain>)
         self.calls: list[str] = []
 
     # --- the host item ---------------------------------------------------------------------------
@@ -68,13 +69,23 @@ class MemoryStore:
             if reason is not None:
                 blocked = reason or "blocked by the operator"
                 break
+        purged = max((self.purged.get(".".join(parts[i:]), 0.0) for i in range(len(parts))), default=0.0)
         extra = {k: json.loads(self.aux[(host, k)]) for k in aux if (host, k) in self.aux}
         if raw is None:
-            return HostRecord(host=host, aux=extra, drained=self.marks.get(host, DrainMark()), blocked=blocked)
+            return HostRecord(host=host, aux=extra, drained=self.marks.get(host, DrainMark()), blocked=blocked,
+                              purged_at=purged)
+        lost: list[str] = []
+        try:
+            state = json.loads(raw["st"])
+        except ValueError as exc:
+            state, lost = {}, [f"host state (pacing, frontier, caches): {exc}"]
+        outbox = None
+        if raw["ob"]:
+            outbox, bad = salvage_outbox(json.loads(raw["ob"]))
+            lost += bad
         return HostRecord(host=host, version=raw["v"], owner=raw["own"], lease_until=raw["lease"],
-                          state=json.loads(raw["st"]),
-                          outbox=Outbox.from_compact(json.loads(raw["ob"])) if raw["ob"] else None,
-                          aux=extra, drained=self.marks.get(host, DrainMark()), blocked=blocked)
+                          state=state, outbox=outbox, aux=extra, drained=self.marks.get(host, DrainMark()),
+                          blocked=blocked, purged_at=purged, corrupt=tuple(lost))
 
     def read_turn_hosts(self, hosts: Sequence[str], *, aux: Sequence[str] = ()) -> dict[str, HostRecord]:
         out = {host: self.read_host(host, aux=aux) for host in dict.fromkeys(hosts)}
@@ -292,6 +303,9 @@ class MemoryStore:
 
     def block_list(self) -> list[tuple[str, str, float | None]]:
         return sorted((d, r, self.block_times.get(d)) for d, r in self.blocks.items())
+
+    def mark_purged(self, domain: str, at: float) -> None:
+        self.purged[domain.lower().strip(".")] = float(at)
 
     # --- for tests: the host as the crawl sees it ----------------------------------------------------
     def view(self, host: str) -> HostView:

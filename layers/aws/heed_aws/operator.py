@@ -49,6 +49,7 @@ class OperatorStore(Protocol):
     def put_meta(self, key: str, value: dict[str, Any], *, expected_version: int | None = None) -> bool: ...
     def unblock_domain(self, domain: str) -> bool: ...
     def block_list(self) -> list[tuple[str, str, float | None]]: ...
+    def mark_purged(self, domain: str, at: float) -> None: ...
 
 
 class TextBucket(Protocol):
@@ -135,6 +136,26 @@ def _change_host(store: OperatorStore, host: str, change: Callable[[HostView], b
         if store.update_host_state(host, rec.version, view.state_blob(now + wait.clock() - start)):
             return True
     raise TransientError(f"{host}: its item kept changing ({RACE_TRIES} tries); try again")
+
+
+PURGE_WAIT_S = 40.0  # a purge waits this long for a turn in flight, and for its drain (DRAIN_LEASE_S)
+
+
+def _wait_for_the_drain(store: OperatorStore, host: str, now: float, wait: TurnWait) -> None:
+    """Until no turn of ``host`` is in flight or draining what it committed: a drain that began
+    before the purge would write the host's drain mark and URL records after it."""
+    start = wait.clock()
+    while True:
+        rec = store.read_hosts([host]).get(host)
+        at = now + wait.clock() - start
+        if rec is None:
+            return
+        view = HostView.from_record(rec)
+        if not (_in_flight(rec, at) or (view.undrained() and view.drain_until > at)):
+            return
+        if wait.clock() - start > wait.max_s:
+            raise TransientError(f"{host}: a turn held it for {wait.max_s:g} s; try again")
+        wait.sleep(POLL_S)
 
 
 def close_on_hosts(store: OperatorStore, source_id: str, hosts: Iterable[str], reason: str, now: float,
@@ -289,18 +310,25 @@ def purge_key(domain: str) -> str:
 def purge_domain(store: OperatorStore, domain: str, *, s3: Any = None, bucket: str | None = None,
                  texts: TextBucket | None = None, keep_block: bool = True, dry_run: bool = False,
                  scan: bool = False, record: bool = False, now: float = 0.0,
-                 progress: Progress | None = None) -> PurgeReport:
+                 progress: Progress | None = None, wait: TurnWait | None = None) -> PurgeReport:
     """COMMON-08 / SUBSIDIE-13: delete everything stored from ``domain`` and its subdomains: each
     host's partition (host state with its frontier, robots.txt and tdmrep.json caches, drain
     marks, URL records), the domain's sources and their read-state, and the page texts kept in
     the bucket (every version). The hosts come from the domain index (by key); ``scan`` also
     Scans the table, for hosts written before the index existed. Nothing of another domain is
-    touched. The block list entry stays (the stop holds). ``record`` writes a tombstone
+    touched. The block list entry stays (the stop holds). A purge mark goes first where every turn
+    reads it (work made before ``now`` for the domain is dropped, never stored again), and each
+    host is deleted only once no turn is between its claim and its commit, or draining what it
+    committed (``wait``: how long to wait for that; then ``TransientError``, try again). ``record`` writes a tombstone
     (``META`` / ``PURGE#<domain>``: when, and what was deleted), so a purge is auditable; run
     again, it finds nothing and records that too. ``dry_run`` counts and deletes nothing."""
     name = domain.lower().strip(".")
     if texts is None and s3 is not None and bucket:
         texts = S3Texts(s3, bucket)
+    if not dry_run:
+        # First the tombstone every turn reads with its host (the block list's item): work made
+        # before it stores nothing again, wherever it is queued (COMMON-08: a purge stays purged).
+        store.mark_purged(name, now or time.time())
     sources = [s for s in store.list_sources() if in_domain(s.url, [name])]
     hosts = list(store.domain_hosts(name))
     if scan:
@@ -311,6 +339,8 @@ def purge_domain(store: OperatorStore, domain: str, *, s3: Any = None, bucket: s
     state = records = objects = 0
     keys: set[str] = set()
     for i, host in enumerate(hosts):
+        if not dry_run:
+            _wait_for_the_drain(store, host, now or time.time(), wait or TurnWait(max_s=PURGE_WAIT_S))
         items = store.host_items(host)
         for sk, url in items:
             if sk.startswith("U#"):

@@ -6,9 +6,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from heed_core.crawl import Crawler, TurnResult
+from heed_core.crawl import CommitFailed, Crawler, TurnResult
 from heed_core.drain import Pending, drain
-from heed_core.errors import InputError, TransientError
+from heed_core.errors import InputError, ServiceFault, TransientError
 from heed_core.hoststate import HostRecord
 from heed_core.store import HostStore, Journal, Results
 from heed_core.turn import TokenIn
@@ -107,11 +107,22 @@ def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostR
     try:
         turn = crawler.host_turn(token, snapshots.get(head.host))
     except TransientError as exc:
-        # Busy, throttled, a lost race: try again later; the work item is not charged.
+        # Busy, throttled, a lost race: try again later; the work item is not charged. After a
+        # request (CommitFailed), not before the gap it began is over (COMMON-05).
         wait = _backoff(head.receives)
+        if isinstance(exc, CommitFailed):
+            wait = max(wait, exc.not_before - crawler.clock.now())
         logger.warning("turn deferred: transient", extra={"heed": "transient", "host": head.host, "error": str(exc)})
         count("Turns")
         count("TurnFailures")
+        return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
+    except ServiceFault as exc:
+        # A service refuses for good (AccessDenied, a validation error): the deployment is at
+        # fault, not the work. Alarm, charge nothing, try again later.
+        logger.error("turn stopped: service fault", extra={"heed": "service_fault", "host": head.host,
+                                                           "error": str(exc)})
+        count("ServiceFaults")
+        wait = _backoff(head.receives)
         return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
     except Exception as exc:  # noqa: BLE001 - a real failure: charge the item, let SQS redeliver
         logger.exception("host turn failed", extra={"heed": "failure", "host": head.host})
@@ -122,12 +133,16 @@ def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostR
         return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
     count("Turns")
     if turn.action == "defer":
-        count("Deferrals")
         out.append(_Outcome(msg_id, receipt, failed=True, hide=turn, pending=turn.pending))
     else:
         out.append(_Outcome(msg_id, receipt, pending=turn.pending))
-    # The later tokens of the host: their work is in the frontier now (committed by the turn).
-    out += [_Outcome(r["messageId"], r["receiptHandle"]) for r, t in rest if t.host == head.host]
+    # The later tokens of the host: their work is in the frontier now (committed by the turn), or,
+    # when the turn wrote nothing (another turn holds the host), they wait with the first.
+    if turn.took_also:
+        out += [_Outcome(r["messageId"], r["receiptHandle"]) for r, t in rest if t.host == head.host]
+    else:
+        out += [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=turn) for r, t in rest
+                if t.host == head.host]
     for r, _ in others:  # never expected (the group id is the host); kept for FIFO order
         out.append(_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=turn.delay_s))
     return out
@@ -170,6 +185,9 @@ def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQ
         try:
             report = drain([o.pending for o in pendings if o.pending], store, results, queue)
             undrained = report.failed
+            if report.fault:
+                logger.error("drain stopped: service fault", extra={"heed": "service_fault", "error": report.fault})
+                count("ServiceFaults")
         except Exception as exc:  # noqa: BLE001 - the next turn of each host drains its outbox first
             logger.exception("drain failed", extra={"heed": "drain"})
             undrained = {o.pending.host: str(exc) for o in pendings if o.pending}

@@ -26,8 +26,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from heed_core.errors import HeedError, TransientError
-from heed_core.hoststate import DrainMark, HostRecord, Outbox, decode_blob, encode_blob
+from heed_core.errors import HeedError, InputError, ServiceFault, TransientError
+from heed_core.hoststate import DrainMark, HostRecord, Outbox, decode_blob, encode_blob, salvage_outbox
 from heed_core.urls import authority, host_name, in_domain, short_hash
 from heed_core.work import Source, UrlRecord
 
@@ -47,8 +47,9 @@ _URL_TTL_S = 400 * 86400  # what a URL told us (AUBE-03: read once ever) outlive
 _BATCH_TRIES = 5
 
 
-class StoreError(HeedError):
-    """A state call that failed for a reason other than load: a bug or a misconfiguration."""
+class StoreError(ServiceFault):
+    """A call that failed for a reason other than load: a bug or a misconfiguration (AccessDenied,
+    a validation error), never the work item's fault."""
 
 
 def translate(exc: Exception, what: str) -> HeedError:
@@ -122,6 +123,54 @@ def _block_reason(item: Mapping[str, Any] | None, host: str) -> str | None:
     return None
 
 
+def _purged_at(item: Mapping[str, Any] | None, host: str) -> float:
+    """COMMON-08: when the host's name or a parent domain was last purged (``!<domain>``), or 0."""
+    if not item:
+        return 0.0
+    parts = host_name(host).split(".")
+    return max((_num(item, "!" + ".".join(parts[i:])) for i in range(len(parts))), default=0.0)
+
+
+def decode_host(host: str, item: Mapping[str, Any] | None, mark_item: Mapping[str, Any] | None,
+                aux_items: Mapping[str, Mapping[str, Any]], blocks: Mapping[str, Any] | None) -> HostRecord:
+    """A host's items as a ``HostRecord``, decoded part by part: what does not decode (a damaged
+    state blob, an outbox entry of an unknown kind, a bad aux record or drain mark) is left out
+    and named in ``corrupt``, so the turn records it (``corrupt_state``) and the host goes on."""
+    lost: list[str] = []
+    mark = DrainMark()
+    if mark_item:
+        try:
+            sent = tuple(str(x) for x in json.loads(_str(mark_item, "sent") or "[]"))
+            mark = DrainMark(int(_num(mark_item, "v")), sent)
+        except (TypeError, ValueError) as exc:
+            lost.append(f"drain mark: {exc}")
+    extra: dict[str, dict[str, Any]] = {}
+    for kind, aux_item in aux_items.items():
+        try:
+            extra[kind] = decode_blob(_blob(aux_item, "d"))
+        except InputError as exc:
+            lost.append(f"{kind} cache: {exc}")
+    blocked, purged = _block_reason(blocks, host), _purged_at(blocks, host)
+    if item is None:
+        return HostRecord(host=host, aux=extra, drained=mark, blocked=blocked, purged_at=purged, corrupt=tuple(lost))
+    try:
+        state = decode_blob(_blob(item, "st"))
+    except InputError as exc:
+        state = {}
+        lost.append(f"host state (pacing, frontier, caches): {exc}")
+    outbox = None
+    outbox_blob = _blob(item, "ob")
+    if outbox_blob:
+        try:
+            outbox, bad = salvage_outbox(decode_blob(outbox_blob))
+            lost += bad
+        except InputError as exc:
+            lost.append(f"outbox: {exc}")
+    return HostRecord(host=host, version=int(_num(item, "v")), owner=_str(item, "own"), lease_until=_num(item, "lease"),
+                      state=state, outbox=outbox, aux=extra, drained=mark, blocked=blocked, purged_at=purged,
+                      corrupt=tuple(lost))
+
+
 def _domain_key(domain: str) -> dict[str, dict[str, str]]:
     return {"pk": _s(f"DOMAIN#{registrable_domain(domain)}"), "sk": _s("HOSTS")}
 
@@ -193,20 +242,8 @@ class DynamoStore:
     def _host_record(host: str, by_key: Mapping[tuple[str, str], dict[str, Any]], aux: Sequence[str],
                      blocks: dict[str, Any] | None) -> HostRecord:
         pk = f"H#{host}"
-        item = by_key.get((pk, "HOST"))
-        mark_item = by_key.get((pk, "DRAIN"))
-        mark = DrainMark(int(_num(mark_item, "v")), tuple(json.loads(_str(mark_item, "sent") or "[]"))) \
-            if mark_item else DrainMark()
-        extra = {kind: decode_blob(_blob(by_key[(pk, f"AUX#{kind}")], "d"))
-                 for kind in aux if (pk, f"AUX#{kind}") in by_key}
-        blocked = _block_reason(blocks, host)
-        if item is None:
-            return HostRecord(host=host, aux=extra, drained=mark, blocked=blocked)
-        outbox_blob = _blob(item, "ob")
-        return HostRecord(host=host, version=int(_num(item, "v")), owner=_str(item, "own"),
-                          lease_until=_num(item, "lease"), state=decode_blob(_blob(item, "st")),
-                          outbox=Outbox.from_compact(decode_blob(outbox_blob)) if outbox_blob else None,
-                          aux=extra, drained=mark, blocked=blocked)
+        found = {kind: by_key[(pk, f"AUX#{kind}")] for kind in aux if (pk, f"AUX#{kind}") in by_key}
+        return decode_host(host, by_key.get((pk, "HOST")), by_key.get((pk, "DRAIN")), found, blocks)
 
     def write_host(self, host: str, expected_version: int, *, owner: str | None, lease_until: float,
                    state: Mapping[str, Any], outbox: Outbox | None, expires_at: float) -> bool:
@@ -469,20 +506,8 @@ class DynamoStore:
             return {}
         found = {(i["pk"]["S"], i["sk"]["S"]): i for i in self._batch_get(keys + [_BLOCKS_KEY], "read hosts")}
         blocks = found.get(("BLOCKS", "ALL"))
-        out: dict[str, HostRecord] = {}
-        for host in wanted:
-            item = found.get((f"H#{host}", "HOST"))
-            if item is None:
-                continue
-            mark_item = found.get((f"H#{host}", "DRAIN"))
-            mark = DrainMark(int(_num(mark_item, "v")), tuple(json.loads(_str(mark_item, "sent") or "[]"))) \
-                if mark_item else DrainMark()
-            outbox_blob = _blob(item, "ob")
-            out[host] = HostRecord(host=host, version=int(_num(item, "v")), owner=_str(item, "own"),
-                                   lease_until=_num(item, "lease"), state=decode_blob(_blob(item, "st")),
-                                   outbox=Outbox.from_compact(decode_blob(outbox_blob)) if outbox_blob else None,
-                                   drained=mark, blocked=_block_reason(blocks, host))
-        return out
+        return {host: decode_host(host, found[(f"H#{host}", "HOST")], found.get((f"H#{host}", "DRAIN")), {}, blocks)
+                for host in wanted if (f"H#{host}", "HOST") in found}
 
     def update_host_state(self, host: str, expected_version: int, state: Mapping[str, Any]) -> bool:
         """An operator's change of a host's state blob (a source closed or reopened there): SET as
@@ -628,3 +653,11 @@ class DynamoStore:
         item = resp.get("Item") or {}
         return sorted((k, v["S"], _num(item, f"@{k}") if f"@{k}" in item else None)
                       for k, v in item.items() if k not in ("pk", "sk") and "S" in v)
+
+    def mark_purged(self, domain: str, at: float) -> None:
+        """COMMON-08: the purge's tombstone where every turn reads it (the block list's item, read
+        with every host): work made before ``at`` for the domain's hosts is dropped, not stored."""
+        name = domain.lower().strip(".")
+        self._call("update_item", f"purge mark {domain}", TableName=self.table, Key=_BLOCKS_KEY,
+                   UpdateExpression="SET #p = :t", ExpressionAttributeNames={"#p": f"!{name}"},
+                   ExpressionAttributeValues={":t": _n(float(at))})

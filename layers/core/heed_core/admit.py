@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from heed_core.hoststate import HostView
+from heed_core.hoststate import HostView, recent_read, was_read
 from heed_core.tasks import Candidate, Cap, Skip
 from heed_core.work import UrlRecord, WorkItem
 
@@ -44,11 +44,13 @@ def admit(candidates: list[Candidate], records: Mapping[str, UrlRecord], view: H
         seen_keys.add(key)
         rec = records.get(item.url)
         recent = view.recent.get(item.url) if item.host == view.host else None
-        if cand.once_ever and (recent is not None or (rec is not None and rec.last_fetched is not None)):
+        read = recent_read(recent) or (rec is not None and rec.last_fetched is not None and was_read(rec.last_status))
+        if cand.once_ever and read:
             out.skips.append((item.url, "already_read", "an article page is read only once (AUBE-03, PRAHA-05)"))
             continue
         if cand.title_week_s > 0:
-            last = max((rec.title_fetched_at or 0.0) if rec else 0.0, float(recent[0]) if recent else 0.0)
+            last = max((rec.title_fetched_at or 0.0) if rec else 0.0, float(recent[0]) if recent_read(recent) and recent
+                       else 0.0)
             if last and now - last < cand.title_week_s:
                 out.skips.append((item.url, "seen_recently", "title fetched within a week (SPRING-04)"))
                 continue

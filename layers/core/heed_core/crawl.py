@@ -1,12 +1,17 @@
 """One host turn, executed: read the host once, plan, make at most one request, commit once.
 
-``Crawler.host_turn(token)`` is the small imperative shell around the pure core
-(``turn.plan_turn``, ``robots_step``, ``settle``, ``admit``). A turn never sleeps: when the host
-is not ready it answers "defer for N seconds" and the caller hides the token for that long
-(COMMON-05, AUBE-09; billed time is network time). The commit is one conditional write of the
-host's item; the effects that leave the host go into its outbox, drained by the caller."""
+``Crawler.host_turn(token)`` is the small imperative shell around the pure core: the snapshot
+(one read, or the batch's), ``turn.plan_turn`` (pure: what to take in, skip, and the one request or
+the wait), the request, the inputs the answer needs (kept texts, an extractor's answer, URL
+records, global caps: each fetched once and remembered for the turn), the settlement (``settle``,
+``robots_step``, ``admit``: pure), and one conditional write of the host's item that carries the
+pacing of the request just made. A turn never sleeps: when the host is not ready it answers
+"defer for N seconds" and the caller hides the token for that long (COMMON-05, AUBE-09). The
+effects that leave the host go into its outbox; the turn that committed it holds it until its
+drain is over (``DRAIN_LEASE_S``), so no copy of a token drains it twice."""
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -15,14 +20,22 @@ from typing import Any
 from heed_core import admit as admission
 from heed_core import politeness
 from heed_core.drain import Pending, drain
-from heed_core.errors import TransientError
+from heed_core.errors import ServiceFault, TransientError
 from heed_core.extract.events import Event
 from heed_core.extract.subsidy import main_text
-from heed_core.hoststate import INLINE_AUX_BYTES, TOKENS_FOR_S, HostRecord, HostView, Outbox, TokenOut
+from heed_core.hoststate import (
+    DRAIN_LEASE_S,
+    INLINE_AUX_BYTES,
+    TOKENS_FOR_S,
+    HostRecord,
+    HostView,
+    Outbox,
+    TokenOut,
+)
 from heed_core.ports import Clock, FetchResult, Transport
 from heed_core.profile import Profile
 from heed_core.refusals import iso
-from heed_core.robots_step import settle_robots
+from heed_core.robots_step import answer_token, settle_robots
 from heed_core.settle import Settled, close_source, settle_item, stop_host
 from heed_core.store import HostStore, Journal, Results, Tokens
 from heed_core.tasks import Candidate, text_version
@@ -30,10 +43,51 @@ from heed_core.turn import Plan, SkipRec, TokenIn, plan_turn, tdmrep_body
 from heed_core.urls import short_hash
 from heed_core.work import UrlRecord, WorkItem
 
-__all__ = ["Crawler", "TurnResult", "iso"]
+__all__ = ["CommitFailed", "Crawler", "TurnResult", "iso"]
 
 ROTATE_AT = 40  # receives of one token before it is replaced (the queue's maxReceiveCount is far above)
 HOST_ITEM_TTL_S = 30 * 86400.0
+COMMIT_TRIES = 3  # a commit after a request is tried this often (AWS's backoff between) before the turn gives up
+DRAIN_RECHECK_S = 1.0  # a token that finds another turn's outbox still leaving looks again this soon
+
+
+class CommitFailed(TransientError):
+    """The commit after a request did not land (throttled, a 5xx, the item kept changing). The
+    request's end is known: ``not_before`` is the end of the gap it began, and the token must not
+    come back before it (COMMON-05: a failed commit never shortens the gap)."""
+
+    def __init__(self, message: str, not_before: float) -> None:
+        super().__init__(message)
+        self.not_before = not_before
+
+
+@dataclass
+class _Inputs:
+    """What a turn fetched to settle its answer, kept for the turn: settled again on a fresher
+    snapshot (a commit that lost its race), the answer costs no second read or write."""
+
+    texts: dict[str, str | None] = field(default_factory=dict)  # kept texts loaded, by key
+    extracted: tuple[Event, ...] | None = None
+    stored: dict[str, str] = field(default_factory=dict)  # texts kept this turn: key -> version id
+    records: dict[str, UrlRecord | None] = field(default_factory=dict)  # URL records asked for
+    granted: dict[str, int] = field(default_factory=dict)  # global caps taken (idempotent per taker)
+
+
+@dataclass
+class _Commit:
+    """One settled answer, ready to write: the host view, its outbox, who holds the host after it
+    and until when, the aux records to put first and the skips to journal once it landed."""
+
+    view: HostView
+    outbox: Outbox
+    owner: str | None
+    lease: float
+    aux: list[tuple[str, dict[str, Any]]]
+    skips: list[SkipRec]
+    wait: float | None
+    more: bool
+    rotate: bool
+    wake: set[str]
 
 
 @dataclass
@@ -49,6 +103,10 @@ class TurnResult:
     pending: Pending | None = None  # this turn's committed outbox, for the caller to drain
     wake: set[str] = field(default_factory=set)  # hosts that got work (tokens in the outbox)
     at: float = 0.0  # the clock time ``delay_s`` counts from (the caller hides for what is left of it)
+    # The later tokens of the host in the batch (``TokenIn.also``): their work was written with
+    # this turn, so they may be acknowledged. False for a turn that wrote nothing (another turn
+    # holds the host, an outbox still leaving): they wait with the first.
+    took_also: bool = True
 
     def left(self, now: float) -> float:
         """How much of the wait is left at ``now`` (never less than nothing)."""
@@ -64,9 +122,11 @@ class Crawler:
     left one behind). It reads the time only from ``clock``.
 
     Guarantees (COMMON-05): a request is made only while this token holds the host's lease (a
-    conditional write), only once the host's gap has passed on ``clock``, and the gap written
-    after it counts from the request's end. Raises ``TransientError`` when the store is busy or
-    the host's item changed under the turn (the token comes back; nothing was half-committed)."""
+    conditional write), only once the host's gap has passed on ``clock``, and every write after it
+    carries the gap it began, counted from its end; a commit that cannot land raises
+    ``CommitFailed`` with that gap's end. Raises ``TransientError`` when the store is busy (the
+    token comes back; nothing was half-committed) and ``ServiceFault`` when a service refuses
+    for good (nothing is charged to the work)."""
 
     def __init__(self, profile: Profile, store: HostStore, transport: Transport, journal: Journal,
                  results: Results, clock: Clock, *, tokens: Tokens | None = None,
@@ -90,9 +150,10 @@ class Crawler:
         whether the token is done (ack) or comes back after a wait (defer). A turn never sleeps:
         a host that is not ready answers ``defer`` with the wait, counted from ``TurnResult.at``.
         ``TransientError`` (store busy, the item changed, an outbox that would not drain) means
-        the token comes back and the turn is done again from the new state. ``snapshot`` is the
-        host's record when the caller read it already (one read for a batch's hosts, taken
-        with ``aux=self.aux``); the commit is conditional on its version all the same."""
+        the token comes back and the turn is done again from the new state; ``CommitFailed``
+        says not before when. ``snapshot`` is the host's record when the caller read it already
+        (one read for a batch's hosts, taken with ``aux=self.aux``); the commit is conditional on
+        its version all the same."""
         result = self._turn(token, snapshot)
         result.at = self.clock.now()  # a wait counts from here (a little late: never shorter)
         return result
@@ -102,27 +163,31 @@ class Crawler:
         now = self.clock.now()
         rec = snapshot if snapshot is not None and snapshot.host == host else self.store.read_host(host, aux=self.aux)
         view = HostView.from_record(rec)
-        if rec.outbox is not None and not rec.drained.done(rec.outbox):
+        if view.undrained():
+            if view.drain_until > now:
+                # The turn that committed it is draining it now (this may be a copy of its very
+                # token): wait for that, never drain it a second time.
+                return TurnResult("defer", delay_s=max(0.5, min(DRAIN_RECHECK_S, view.drain_until - now)),
+                                  why="draining", took_also=False)
             # A crash came between a commit and its drain: drain it before the next decision.
-            self._drain_now([Pending(host, rec.outbox, rec.drained)])
+            self._drain_now([Pending(host, rec.outbox, rec.drained)])  # type: ignore[arg-type]
         plan = plan_turn(self.p, view, token, now)
         if plan.foreign_owner:
-            return TurnResult("defer", delay_s=max(0.5, plan.wait or 0.0), why=plan.why)
+            return TurnResult("defer", delay_s=max(0.5, plan.wait or 0.0), why=plan.why, took_also=False)
         if plan.request is None:
             return self._commit_without_request(token, view, plan, now)
-        if plan.gate_host != host:
-            return self._foreign_hop(token, view, plan, now)
         version = view.version
         if view.owner != token.owner or view.lease_until < now + self.lease_s / 2:
             # COMMON-05: claim the host before the request (one conditional write); a token
             # that holds it already (its lease renewed by every commit) needs no claim.
+            self._put_aux(host, plan.aux)
             claimed = self._write(host, version, plan.view, token.owner, now + self.lease_s, None, now)
             if claimed is None:
-                return TurnResult("defer", delay_s=1.0, why="lease_taken")
+                return TurnResult("defer", delay_s=1.0, why="lease_taken", took_also=False)
             version = claimed
             # What the claim wrote is settled: its skips are journaled now, once.
             self._journal_skips(plan.skips, now)
-            plan.skips = []
+            plan.skips, plan.aux = [], []
         result = self._fetch(plan)
         return self._settle_and_commit(token, plan, version, result)
 
@@ -131,20 +196,25 @@ class Crawler:
         v = plan.view
         idle = plan.wait is None
         owner = None if idle else token.owner
-        outbox = Outbox(version=view.version + 1, events=tuple(plan.events), sources=tuple(plan.sources)) \
-            if plan.events or plan.sources else None
+        outbox = Outbox(version=view.version + 1, events=tuple(plan.events), sources=tuple(plan.sources),
+                        tokens=tuple(plan.tokens)) if plan.events or plan.sources or plan.tokens else None
         needs_write = plan.dirty or outbox is not None or (idle and view.owner is not None)
+        if needs_write and view.version == 0 and outbox is None and not _worth_an_item(v):
+            # A host with no item and nothing to keep gets none: a purged one stays purged.
+            needs_write = False
         pending = None
         if needs_write:
+            self._put_aux(token.host, plan.aux)
             lease = now + (plan.wait or 0.0) + self.lease_s
             if self._write(token.host, view.version, v, owner, lease, outbox, now) is None:
                 raise TransientError(f"{token.host}: the host item changed during the turn")
             if outbox is not None:
                 pending = Pending(token.host, outbox, view.drained)
         self._journal_skips(plan.skips, now)
+        wake = {t.host for t in plan.tokens if t.host != token.host}
         if idle:
-            return TurnResult("ack", why=plan.why, pending=pending)
-        return TurnResult("defer", delay_s=max(0.0, plan.wait or 0.0), why=plan.why, pending=pending)
+            return TurnResult("ack", why=plan.why, pending=pending, wake=wake)
+        return TurnResult("defer", delay_s=max(0.0, plan.wait or 0.0), why=plan.why, pending=pending, wake=wake)
 
     # --- the request ---------------------------------------------------------------------------
     def _fetch(self, plan: Plan) -> FetchResult:
@@ -158,50 +228,85 @@ class Crawler:
         self._record_request(result, request.purpose, source)
         return result
 
-    def _foreign_hop(self, token: TokenIn, view: HostView, plan: Plan, now: float) -> TurnResult:
-        """A robots.txt redirect to another authority: the hop is paced on the host it goes to
-        (COMMON-06), so that host's item is claimed for it and its gap written after it."""
-        gate = plan.gate_host
-        other = HostView.from_record(self.store.read_host(gate))
-        if other.owner and other.lease_until > now:
-            return TurnResult("defer", delay_s=other.lease_until - now, why="hop_host_busy")
-        decision = politeness.decide(other.pacing, now)
-        if isinstance(decision, politeness.Wait):
-            return TurnResult("defer", delay_s=decision.until - now, why="hop_gap")
-        if isinstance(decision, politeness.Stopped):
-            return TurnResult("defer", delay_s=decision.until - now, why="hop_host_stopped")
-        claimed = self._write(gate, other.version, other, f"hop:{token.owner}", now + self.lease_s, None, now)
-        if claimed is None:
-            return TurnResult("defer", delay_s=1.0, why="lease_taken")
-        result = self._fetch(plan)
-        t_end = result.t_end or self.clock.now()
-        other.pacing = replace(other.pacing, next_allowed=self._gap_end(t_end, self.p.politeness.min_delay_s),
-                               last_end=t_end)
-        if self._write(gate, claimed, other, None, 0.0, None, t_end) is None:
-            raise TransientError(f"{gate}: the hop host changed during the turn")
-        return self._settle_and_commit(token, plan, view.version, result, hop_elsewhere=True)
-
     # --- after the response ----------------------------------------------------------------------
-    def _settle_and_commit(self, token: TokenIn, plan: Plan, version: int, result: FetchResult, *,
-                           hop_elsewhere: bool = False) -> TurnResult:
-        v = plan.view
+    def _settle_and_commit(self, token: TokenIn, plan: Plan, version: int, result: FetchResult) -> TurnResult:
+        """Settle the answer and commit it. The commit carries the gap this request began; if it
+        does not land it is tried again (AWS's backoff for a busy table; on a changed item, the
+        same answer settled again on a fresh read), and if it still does not, ``CommitFailed``
+        keeps the token away until that gap is over. The request is never made a second time here."""
+        item = plan.item
+        assert item is not None
+        t_end = result.t_end or self.clock.now()
+        gap_end = self._gap_end(t_end, plan.delay if plan.role in ("item", "tdmrep", "hop")
+                                else self.p.politeness.min_delay_s)
+        inputs = _Inputs()
+        for attempt in range(COMMIT_TRIES):
+            commit = self._settle(token, plan, plan.view.copy(), version, result, inputs)
+            try:
+                self._put_aux(token.host, commit.aux)
+                landed = self._write(token.host, version, commit.view, commit.owner, commit.lease,
+                                     commit.outbox if commit.outbox else None, self.clock.now())
+            except TransientError as exc:
+                if attempt + 1 == COMMIT_TRIES:
+                    raise CommitFailed(f"{token.host}: commit after the request failed: {exc}", gap_end) from exc
+                time.sleep(0.05 * 4 ** attempt)  # AWS's backoff for a throttled call, not a politeness wait
+                continue
+            if landed is not None:
+                self._journal_skips(plan.skips + commit.skips, self.clock.now())
+                return self._after_commit(token, commit, result)
+            # The item changed under the turn (an operator's change, a purge, a lost lease): read
+            # it again and settle this same answer on what is there now.
+            fresh = HostView.from_record(self.store.read_host(token.host, aux=self.aux))
+            if fresh.owner not in (None, token.owner) and fresh.lease_until > self.clock.now():
+                raise CommitFailed(f"{token.host}: another turn holds the host", gap_end)
+            again = plan_turn(self.p, fresh, token, self.clock.now())
+            if again.foreign_owner:
+                raise CommitFailed(f"{token.host}: another turn holds the host", gap_end)
+            if not any(i.work_id == item.work_id for i in again.view.frontier):
+                # The work is gone (purged, settled, blocked meanwhile): keep the gap, drop the answer.
+                again.view.pacing = replace(again.view.pacing, last_end=t_end,
+                                            next_allowed=max(again.view.pacing.next_allowed, gap_end))
+                again.dirty, again.request = True, None
+                again.wait = max(0.0, gap_end - self.clock.now()) if again.view.frontier else None
+                try:
+                    return self._commit_without_request(token, fresh, again, self.clock.now())
+                except TransientError as exc:
+                    raise CommitFailed(f"{token.host}: {exc}", gap_end) from exc
+            plan = replace(plan, view=again.view, skips=again.skips, events=again.events, sources=again.sources,
+                           tokens=again.tokens, aux=again.aux)
+            version = fresh.version
+        raise CommitFailed(f"{token.host}: the host item kept changing during the turn", gap_end)
+
+    def _after_commit(self, token: TokenIn, commit: _Commit, result: FetchResult) -> TurnResult:
+        pending = Pending(token.host, commit.outbox, commit.view.drained) if commit.outbox else None
+        sent = 1 if result.sent else 0
+        if not commit.more or commit.rotate:
+            return TurnResult("ack", requests=sent, why="fetched", pending=pending, wake=commit.wake)
+        return TurnResult("defer", delay_s=max(0.0, commit.wait or 0.0), requests=sent, why="fetched",
+                          pending=pending, wake=commit.wake)
+
+    def _settle(self, token: TokenIn, plan: Plan, v: HostView, version: int, result: FetchResult,
+                inputs: _Inputs) -> _Commit:
+        """The answer settled into ``v`` (a copy of the plan's view): what to write and what
+        leaves. Pure but for the inputs it fetches once (``inputs``) and the texts it keeps."""
         item = plan.item
         assert item is not None
         now = self.clock.now()
         t_end = result.t_end or now
         events = list(plan.events)
         sources = list(plan.sources)
-        skips = list(plan.skips)
+        skips: list[SkipRec] = []
+        aux = list(plan.aux)
+        tokens = list(plan.tokens)
         urls: list[UrlRecord] = []
         outgoing: list[WorkItem] = []
         if plan.role == "robots":
-            if not hop_elsewhere:
-                # The gap after robots.txt; settle_robots lengthens it to a Crawl-delay now known.
-                gap_end = self._gap_end(t_end, self.p.politeness.min_delay_s)
-                v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, gap_end), last_end=t_end)
+            # The gap after robots.txt; settle_robots lengthens it to a Crawl-delay now known.
+            gap_end = self._gap_end(t_end, self.p.politeness.min_delay_s)
+            v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, gap_end), last_end=t_end)
             answer = settle_robots(self.p, v, result, plan.hops, item.round_start, now)
             if answer.aux is not None:
-                self.store.put_aux(v.host, "robots", answer.aux)
+                aux.append(("robots", answer.aux))
             if answer.stop is not None:
                 until, reason = answer.stop
                 stop_host(v, until, reason)
@@ -210,6 +315,13 @@ class Crawler:
                     close_source(self.p, v, item.source_id, result.url, reason, answer.detail, now, extra)
                     events += extra.events
                     sources += extra.sources
+        elif plan.role == "hop":
+            # COMMON-06: another host's robots.txt hop, made here under this host's gap; the answer
+            # goes back to that host as work of its own.
+            v.frontier = [i for i in v.frontier if i.work_id != item.work_id]
+            gap_end = self._gap_end(t_end, plan.delay)
+            v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, gap_end), last_end=t_end)
+            tokens.append(answer_token(item, result))
         elif plan.role == "tdmrep":
             body = result.body if result.status == 200 else b""
             ttl = float(self.p.get("robots.cache_ttl_s"))
@@ -217,28 +329,30 @@ class Crawler:
             rec: dict[str, Any] = {"status": result.status, "body": text}
             v.tdmrep = {"exp": t_end + ttl, "stamp": t_end, "rec": rec}
             if len(text) > INLINE_AUX_BYTES:
-                self.store.put_aux(v.host, "tdmrep", {"stamp": t_end, "rec": rec})
+                aux.append(("tdmrep", {"stamp": t_end, "rec": rec}))
                 v.tdmrep["rec"] = None
             # PRAHA-06: the gap after this request is the host's effective delay (Crawl-delay included).
             gap_end = self._gap_end(t_end, plan.delay)
             v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, gap_end), last_end=t_end)
         else:
             first_records = v.nurl == 0  # no URL of this host was ever recorded before this turn
-            settled = self._settle_item(v, item, result, plan, now)
+            settled = self._settle_item(v, item, result, plan, now, inputs)
             skips += [SkipRec.of(item, url, code, detail) for url, code, detail in settled.skips]
-            admitted, refused = self._admit(v, item, settled.candidates, now, first_records)
+            admitted, refused = self._admit(v, item, settled.candidates, now, first_records, inputs)
             skips += [SkipRec.of(item, url, code, detail) for url, code, detail in refused]
             for follow in admitted:
                 if follow.host == v.host:
                     v.frontier.append(follow)
                 else:
                     outgoing.append(follow)
-            versions = {key: self.results.store_text(key, text) for key, text in settled.texts_out}
-            events += [(t, rid, _bind_versions(r, versions)) for t, rid, r in settled.events]
+            for key, text in settled.texts_out:
+                if key not in inputs.stored:
+                    inputs.stored[key] = self.results.store_text(key, text)
+            events += [(t, rid, _bind_versions(r, inputs.stored)) for t, rid, r in settled.events]
             sources += settled.sources
             if settled.url_record is not None:
                 urls.append(settled.url_record)
-        tokens = _group_tokens(outgoing, item)
+        tokens += _group_tokens(outgoing, item)
         more = bool(v.frontier)
         rotate = more and token.receives >= ROTATE_AT
         if rotate:
@@ -251,47 +365,47 @@ class Crawler:
         # t_end: a duration, which no skew shortens, so without the margin (Plan.credit).
         wait = self._next_wait(v, self.clock.now(), self.p.politeness.clock_skew_margin_s) if more else None
         owner = token.owner if more and not rotate else None
-        lease = self.clock.now() + (wait or 0.0) + self.lease_s
-        if self._write(v.host, version, v, owner, lease, outbox if outbox else None, now) is None:
-            raise TransientError(f"{v.host}: the host item changed during the turn")
-        self._journal_skips(skips, now)
-        pending = Pending(v.host, outbox, v.drained) if outbox else None
-        wake = {t.host for t in tokens if t.host != v.host}
-        if not more or rotate:
-            return TurnResult("ack", requests=1 if result.sent else 0, why="fetched", pending=pending, wake=wake)
-        return TurnResult("defer", delay_s=max(0.0, wait or 0.0), requests=1 if result.sent else 0,
-                          why="fetched", pending=pending, wake=wake)
+        return _Commit(view=v, outbox=outbox, owner=owner, lease=self.clock.now() + (wait or 0.0) + self.lease_s,
+                       aux=aux, skips=skips, wait=wait, more=more, rotate=rotate,
+                       wake={t.host for t in tokens if t.host != v.host})
 
-    def _settle_item(self, v: HostView, item: WorkItem, result: FetchResult, plan: Plan, now: float) -> Settled:
-        texts: dict[str, str | None] = {}
-        extracted: tuple[Event, ...] | None = None if self.extractor is not None else ()
+    def _settle_item(self, v: HostView, item: WorkItem, result: FetchResult, plan: Plan, now: float,
+                     inputs: _Inputs) -> Settled:
+        if self.extractor is None:
+            inputs.extracted = ()
         tdm = tdmrep_body(v)
         for _ in range(3):
-            settled = settle_item(self.p, v, item, result, plan.delay, now, texts=texts, tdmrep_body=tdm,
-                                  extracted=extracted, robots=plan.robots)
+            settled = settle_item(self.p, v, item, result, plan.delay, now, texts=inputs.texts, tdmrep_body=tdm,
+                                  extracted=inputs.extracted, robots=plan.robots)
             if not settled.needs_texts and not settled.needs_extract:
                 return settled
             for key in settled.needs_texts:
-                texts[key] = self.results.load_text(key)
+                inputs.texts[key] = self.results.load_text(key)
             if settled.needs_extract:
-                extracted = tuple(self.extractor.extract(main_text(result.body), url=item.url)) \
+                inputs.extracted = tuple(self.extractor.extract(main_text(result.body), url=item.url)) \
                     if self.extractor is not None else ()
         raise RuntimeError(f"settling {item.url} kept asking for inputs")
 
     def _admit(self, v: HostView, item: WorkItem, candidates: list[Candidate], now: float,
-               host_has_no_records: bool) -> tuple[list[WorkItem], list[tuple[str, str, str]]]:
+               host_has_no_records: bool, inputs: _Inputs) -> tuple[list[WorkItem], list[tuple[str, str, str]]]:
         if not candidates:
             return [], []
         # The store is asked only about URLs that can have a record: a host with no record yet
         # (its first round) has none to find.
         ask = [c.item.url for c in candidates
-               if c.needs_record and not (c.item.host == v.host and host_has_no_records)]
-        records = self.store.url_records(ask) if ask else {}
+               if c.needs_record and not (c.item.host == v.host and host_has_no_records)
+               and c.item.url not in inputs.records]
+        if ask:
+            found = self.store.url_records(ask)
+            inputs.records.update({url: found.get(url) for url in ask})
+        records = {url: rec for url, rec in inputs.records.items() if rec is not None}
         pending = admission.admit(candidates, records, v, now)
         granted: dict[str, int] = {}
         for key, (cap, want) in pending.wants.items():
-            granted[key] = self.store.take_quota(key, taker=item.work_id, want=want, limit=cap.limit,
-                                                 expires_at=cap.expires_at)
+            if key not in inputs.granted:  # idempotent per taker: a second take would return the same
+                inputs.granted[key] = self.store.take_quota(key, taker=item.work_id, want=want, limit=cap.limit,
+                                                            expires_at=cap.expires_at)
+            granted[key] = inputs.granted[key]
         return admission.finalize(pending, granted, v, now)
 
     def charge_failure(self, token: TokenIn, limit: int, detail: str) -> None:
@@ -327,8 +441,14 @@ class Crawler:
         soonest = min(i.not_before for i in v.frontier)
         return max(0.0, max(v.pacing.next_allowed - credit_s, soonest) - now)
 
+    def _put_aux(self, host: str, records: list[tuple[str, dict[str, Any]]]) -> None:
+        for kind, data in records:
+            self.store.put_aux(host, kind, data)  # before the write that points at it (by its stamp)
+
     def _write(self, host: str, version: int, view: HostView, owner: str | None, lease: float,
                outbox: Outbox | None, now: float) -> int | None:
+        # A commit with an outbox holds it for its drain: a token that comes meanwhile waits.
+        view.drain_until = now + DRAIN_LEASE_S if outbox else 0.0
         ok = self.store.write_host(host, version, owner=owner, lease_until=lease if owner else 0.0,
                                    state=view.state_blob(now), outbox=outbox, expires_at=now + HOST_ITEM_TTL_S)
         return version + 1 if ok else None
@@ -337,6 +457,8 @@ class Crawler:
         if self.tokens is None:
             raise TransientError("no token queue to drain an outbox into")
         report = drain(pending, self.store, self.results, self.tokens)
+        if report.fault:
+            raise ServiceFault(f"outbox not drained: {report.fault}")
         if report.failed:
             raise TransientError(f"outbox not drained: {report.failed}")
 
@@ -361,6 +483,15 @@ class Crawler:
         for s in skips:
             self.journal.skip({"bot": self.p.name, "url": s.url, "reason": s.reason, "detail": s.detail,
                                "purpose": s.purpose, "source": s.source, "round": s.round, "t": iso(now)})
+
+
+def _worth_an_item(v: HostView) -> bool:
+    """Whether a host with no item yet has anything to keep: work, caches, a stop, closed sources
+    (a purged host keeps nothing but work made since)."""
+    if v.purged_at and not v.frontier:
+        return False
+    return bool(v.frontier or v.robots or v.robots_hop or v.tdmrep or v.closed or v.quotas
+                or v.pacing.stopped_until or v.pacing.next_allowed)
 
 
 def _bind_versions(record: dict[str, Any], versions: dict[str, str]) -> dict[str, Any]:

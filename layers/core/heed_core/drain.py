@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from heed_core.errors import TransientError
+from heed_core.errors import ServiceFault, TransientError
 from heed_core.hoststate import DrainMark, Outbox
 from heed_core.store import READ_FIELDS, HostStore, Results, Tokens
 
@@ -36,6 +36,7 @@ class DrainReport:
     tokens and URL records left."""
 
     failed: dict[str, str] = field(default_factory=dict)  # host -> why its outbox is not fully out
+    fault: str | None = None  # a service refused for good (ServiceFault): the drain stopped there
     events: int = 0
     tokens: int = 0
     records: int = 0
@@ -46,11 +47,23 @@ def drain(pending: Sequence[Pending], store: HostStore, results: Results, tokens
     fields, events, then the URL records with the drain marks that say what left. Never raises
     for a busy service: what could not leave is in ``DrainReport.failed``, and the marks written
     make a later drain send only the rest (tokens are deduplicated by id, events by the mark;
-    only a crash between PutEvents and the mark can repeat an event)."""
+    only a crash between PutEvents and the mark can repeat an event). A service that refuses for
+    good (``ServiceFault``: AccessDenied...) stops the drain where it is: ``fault`` says why, and
+    every outbox stays to be drained again once the deployment is mended."""
     report = DrainReport()
     work = [p for p in pending if p.outbox and p.outbox.version > p.mark.version]
     if not work:
         return report
+    try:
+        _drain(work, store, results, tokens, report)
+    except ServiceFault as exc:
+        report.fault = str(exc)
+        for p in work:
+            report.failed[p.host] = f"service fault: {exc}"
+    return report
+
+
+def _drain(work: list[Pending], store: HostStore, results: Results, tokens: Tokens, report: DrainReport) -> None:
     outgoing = [t for p in work for t in p.outbox.tokens]
     if outgoing:
         try:
@@ -106,4 +119,3 @@ def drain(pending: Sequence[Pending], store: HostStore, results: Results, tokens
                     report.failed[p.host] = f"records: {exc}"
             else:
                 time.sleep(0.05 * 4 ** attempt)
-    return report

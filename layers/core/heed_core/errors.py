@@ -4,12 +4,15 @@
   conditional write). The token is hidden and tried again; the work item is not charged.
 - ``InputError``: a bad page, a bad URL, an undecodable work item: a skip with a reason.
 - ``ConfigError``: a bad profile, sources file or template: one line at start, nothing runs.
+- ``ServiceFault``: a service refuses a call for good (AccessDenied, a validation error): the
+  deployment is wrong, not the work. Nothing is charged to a work item; the caller stops what it
+  was doing (a drain), raises the alarm and tries again later.
 Adapters translate library exceptions into these with ``raise ... from exc``."""
 from __future__ import annotations
 
 import re
 
-__all__ = ["ConfigError", "HeedError", "InputError", "TransientError", "one_line"]
+__all__ = ["ConfigError", "HeedError", "InputError", "ServiceFault", "TransientError", "one_line"]
 
 # Line breaks and the other characters a terminal would act on rather than show.
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -42,3 +45,8 @@ class ConfigError(HeedError):
 
     def __init__(self, message: str) -> None:
         super().__init__(one_line(message))
+
+
+class ServiceFault(HeedError):
+    """A call refused for a reason retrying cannot mend soon (permissions, validation): a fault
+    of the deployment, never of the work item in hand."""

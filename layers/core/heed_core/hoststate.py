@@ -19,7 +19,8 @@ from heed_core.errors import InputError
 from heed_core.politeness import HostState
 from heed_core.work import UrlRecord, WorkItem
 
-__all__ = ["DrainMark", "HostRecord", "HostView", "Outbox", "TokenOut", "decode_blob", "encode_blob"]
+__all__ = ["DRAIN_LEASE_S", "DrainMark", "HostRecord", "HostView", "Outbox", "TokenOut", "decode_blob", "encode_blob",
+           "recent_read", "salvage_outbox", "was_read"]
 
 # A host item must stay small (a write costs one unit per KB): these bound what it remembers.
 MAX_RECENT = 64  # URLs fetched lately (once-ever, title and cadence checks for work in flight)
@@ -28,6 +29,20 @@ MAX_RESULTS = 128  # result ids reported lately (one event, one result across a 
 RESULTS_FOR_S = 8 * 86400.0
 TOKENS_FOR_S = 3 * 86400.0  # a token taken in is refused again for this long (SQS dedups 5 min)
 INLINE_AUX_BYTES = 1200  # robots.txt / tdmrep.json records up to this size live in the host item
+MAX_SEEN_ITEMS = 200  # feed items a source remembers having reported (in its host's item)
+DRAIN_LEASE_S = 20.0  # a committed outbox is the committing turn's to drain this long
+
+
+def was_read(status: int | None) -> bool:
+    """AUBE-03: did an answer with this status read the page? A network error (None), a 5xx or a
+    429 is a read not done: the page may be asked for again later. Anything else is an answer."""
+    return status is not None and status < 500 and status != 429
+
+
+def recent_read(entry: list[Any] | None) -> bool:
+    """Whether a host's memory of a fetch (``[t, purpose, source, ok]``) was a read that happened
+    (entries written before the flag existed count as reads)."""
+    return entry is not None and (len(entry) < 4 or bool(entry[3]))
 
 
 def encode_blob(data: Mapping[str, Any]) -> bytes:
@@ -102,6 +117,39 @@ class Outbox:
             raise InputError(f"undecodable outbox: {exc!r}", reason="bad_host_state") from exc
 
 
+def salvage_outbox(d: Any) -> tuple[Outbox | None, list[str]]:
+    """An outbox read entry by entry: what decodes is kept, each part that does not is named in
+    the second value (``corrupt_state``: one bad entry never stalls its host)."""
+    lost: list[str] = []
+    if not isinstance(d, Mapping):
+        return None, ["outbox: not a mapping"]
+    try:
+        version = int(d["v"])
+    except (KeyError, TypeError, ValueError):
+        return None, ["outbox: no version"]
+    parts: dict[str, list[Any]] = {"e": [], "t": [], "u": [], "s": []}
+    readers: dict[str, Any] = {
+        "e": lambda x: (str(x[0]), str(x[1]), dict(x[2])) if len(x) == 3 else _bad("not (type, id, record)"),
+        "t": TokenOut.from_compact, "u": UrlRecord.from_compact,
+        "s": lambda x: (str(x[0]), dict(x[1])) if len(x) == 2 else _bad("not (source, fields)")}
+    names = {"e": "event", "t": "token", "u": "URL record", "s": "source fields"}
+    for key in d:
+        if key != "v" and key not in parts:
+            lost.append(f"outbox field {str(key)[:40]!r}")
+    for key, read in readers.items():
+        for entry in d.get(key) or ():
+            try:
+                parts[key].append(read(entry))
+            except (InputError, KeyError, TypeError, ValueError, IndexError):
+                lost.append(f"outbox {names[key]} {json.dumps(entry, default=str)[:120]}")
+    return Outbox(version=version, events=tuple(parts["e"]), tokens=tuple(parts["t"]), urls=tuple(parts["u"]),
+                  sources=tuple(parts["s"])), lost
+
+
+def _bad(why: str) -> Any:
+    raise ValueError(why)
+
+
 @dataclass(frozen=True)
 class DrainMark:
     """How much of a host's outbox has left: everything up to ``version``, and of the outbox
@@ -128,6 +176,8 @@ class HostRecord:
     aux: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # robots, tdmrep (big bodies)
     drained: DrainMark = DrainMark()
     blocked: str | None = None  # the operator block list's reason, for this host or a parent domain
+    purged_at: float = 0.0  # COMMON-08: when the host's domain (or a parent) was last purged (0: never)
+    corrupt: tuple[str, ...] = ()  # what of the stored item could not be decoded, and was left out
 
 
 @dataclass
@@ -154,6 +204,14 @@ class HostView:
     outbox: Outbox | None
     drained: DrainMark
     bad_items: list[tuple[Any, str]] = field(default_factory=list)  # frontier entries that did not decode
+    drain_until: float = 0.0  # the turn that committed ``outbox`` drains it until then: others wait
+    seen: dict[str, list[str]] = field(default_factory=dict)  # feed source -> the items it reported
+    purged_at: float = 0.0
+    corrupt: tuple[str, ...] = ()
+
+    def undrained(self) -> bool:
+        """True while the last commit's outbox has not all left."""
+        return self.outbox is not None and not self.drained.done(self.outbox)
 
     @classmethod
     def from_record(cls, rec: HostRecord) -> HostView:
@@ -178,14 +236,16 @@ class HostView:
             tokens_done=dict(s.get("tok") or {}), recent=dict(s.get("rec") or {}),
             results=dict(s.get("res") or {}), quotas=dict(s.get("quo") or {}), closed=dict(s.get("cls") or {}),
             nurl=int(s.get("nurl", 0)), aux=rec.aux, blocked=rec.blocked, outbox=rec.outbox,
-            drained=rec.drained, bad_items=bad)
+            drained=rec.drained, bad_items=bad, drain_until=float(s.get("dr", 0.0)),
+            seen={str(k): [str(x) for x in v] for k, v in (s.get("si") or {}).items() if isinstance(v, list)},
+            purged_at=rec.purged_at, corrupt=rec.corrupt)
 
     def copy(self) -> HostView:
         """A copy whose lists and dicts can be changed without touching this view."""
         return replace(self, frontier=list(self.frontier), tokens_done=dict(self.tokens_done),
                        recent=dict(self.recent), results=dict(self.results),
                        quotas={k: list(v) for k, v in self.quotas.items()}, closed=dict(self.closed),
-                       bad_items=list(self.bad_items))
+                       bad_items=list(self.bad_items), seen={k: list(v) for k, v in self.seen.items()})
 
     def state_blob(self, now: float) -> dict[str, Any]:
         """The state to write, with the memories pruned to their bounds."""
@@ -200,7 +260,10 @@ class HostView:
         results = sorted(((k, t) for k, t in self.results.items() if now - t < RESULTS_FOR_S),
                          key=lambda kv: -kv[1])[:MAX_RESULTS]
         out: dict[str, Any] = {"pace": pace, "nurl": self.nurl}
+        if self.drain_until > now:
+            out["dr"] = self.drain_until
         optional: dict[str, Any] = {
+            "si": {k: v[:MAX_SEEN_ITEMS] for k, v in self.seen.items() if v},
             "rob": self.robots, "hop": self.robots_hop, "tdm": self.tdmrep,
             "q": [i.to_compact() for i in sorted(self.frontier, key=lambda i: i.order_key)],
             "tok": {k: e for k, e in self.tokens_done.items() if e > now},

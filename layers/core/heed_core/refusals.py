@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from heed_core.hoststate import HostView
+from heed_core.hoststate import HostView, recent_read, was_read
 from heed_core.profile import Profile
 from heed_core.urls import in_domain
 from heed_core.work import WorkItem
@@ -39,15 +39,19 @@ def refusal(profile: Profile, view: HostView, item: WorkItem, now: float) -> tup
     follow = profile.task("feed").get("article_followup") or {}
     if item.purpose == "article" and follow.get("once_ever"):
         # AUBE-03 / PRAHA-05: queued twice (two feeds, two rounds) is still read once.
-        if recent is not None or (item.seen is not None and item.seen.last_fetched is not None):
+        # A read that failed (no answer, a 5xx, a 429) is a read not done: asked for again later.
+        if recent_read(recent) or (item.seen is not None and item.seen.last_fetched is not None
+                                   and was_read(item.seen.last_status)):
             return "already_read", "an article page is read only once"
-    if item.ctx.get("title_only"):
+    if item.ctx.get("title_only") and item.attempts == 0:
         week = float(profile.task("sitemap_fallback").get("title_refetch_after_s", 604800))
-        last = max(float(recent[0]) if recent else 0.0, (item.seen.title_fetched_at or 0.0) if item.seen else 0.0)
+        last = max(float(recent[0]) if recent_read(recent) and recent else 0.0,
+                   (item.seen.title_fetched_at or 0.0) if item.seen else 0.0)
         if last and now - last < week:
             return "seen_recently", "title fetched within a week (SPRING-04)"
     cadence = float(profile.task(item.task).get("min_read_interval_s") or 0.0)
-    if cadence and item.depth == 0 and item.hop == 0 and recent is not None and recent[2] == item.source_id:
+    if cadence and item.depth == 0 and item.hop == 0 and item.attempts == 0 and recent is not None \
+            and recent[2] == item.source_id:
         # AUBE-08: one feed read per source per cadence, however many rounds queued it.
         if now - float(recent[0]) < cadence:
             return "seen_recently", f"read {int(now - float(recent[0]))} s ago; cadence {int(cadence)} s"

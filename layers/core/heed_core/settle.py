@@ -12,7 +12,7 @@ from typing import Any
 from heed_core import politeness
 from heed_core.extract.challenge import is_challenge
 from heed_core.extract.events import Event
-from heed_core.hoststate import HostView
+from heed_core.hoststate import MAX_SEEN_ITEMS, HostView, was_read
 from heed_core.ports import FetchResult
 from heed_core.profile import Profile
 from heed_core.responses import Outcome, classify
@@ -83,7 +83,7 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
                        now=now, challenge=challenge)
     inp = TaskInput(profile=profile, item=item, result=result, now=now, texts=texts or {},
                     tdmrep_body=tdmrep_body, host_results=view.results, extracted=extracted,
-                    robots=robots)
+                    robots=robots, host_seen=view.seen.get(item.source_id, ()))
     out = Settled()
     task: TaskOutput | None = None
     if outcome.action == "ok" or (outcome.action == "not_modified" and item.purpose == "sitemap"):
@@ -98,8 +98,10 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
     gap_end = politeness.next_allowed_after(t_end, delay, profile.politeness.clock_skew_margin_s)
     view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, gap_end), last_end=t_end)
     if outcome.action == "retry":
-        # SPRING-06: the same item again later today; a failed answer is not a read (AUBE-03).
+        # SPRING-06: the same item again later today; a failed answer is not a read (AUBE-03), but
+        # it is an attempt: the source's cadence counts from it (AUBE-08: piled rounds wait).
         view.frontier.append(replace(item, attempts=item.attempts + 1, not_before=outcome.retry_at or now))
+        view.recent[item.url] = [t_end, item.purpose, item.source_id, 0]
         return out
     if task is None:
         task = _without_body(profile, view, item, result, outcome, inp, now, out)
@@ -110,13 +112,18 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
     out.detail = task.detail
     if task.source_fields:
         out.sources.append((item.source_id, task.source_fields))
+        if item.task == "feed" and task.source_fields.get("seen_items") is not None:
+            # The items a feed reported, kept with the host's own commit: a round's token made
+            # before that commit left (a crash, a slow drain) never reports them again.
+            view.seen[item.source_id] = list(task.source_fields["seen_items"])[:MAX_SEEN_ITEMS]
     for detail_type, rid, _ in task.events:
         if detail_type == "event.found":
             view.results[rid] = now  # one event, one result across the host's pages
     out.url_record = _url_record(item, result, task.url_fields)
     if item.seen is None or item.seen.last_fetched is None:
         view.nurl += 1
-    view.recent[item.url] = [t_end, item.purpose, item.source_id]
+    # AUBE-03: a read that failed (no answer, a 5xx, a 429) is a read not done.
+    view.recent[item.url] = [t_end, item.purpose, item.source_id, 1 if was_read(result.status) else 0]
     return out
 
 
@@ -129,7 +136,8 @@ def _without_body(profile: Profile, view: HostView, item: WorkItem, result: Fetc
         if item.depth == 0:
             fields["last_read"] = result.t_start or now
             if item.task == "feed":
-                fields["seen_items"] = list(item.ctx.get("si") or ())
+                fields["seen_items"] = list(dict.fromkeys(list(view.seen.get(item.source_id, ()))
+                                                          + list(item.ctx.get("si") or ())))
         return TaskOutput(skips=[(item.url, "not_modified", "304: unchanged since the last read")],
                           source_fields=fields)
     if outcome.action == "redirect":

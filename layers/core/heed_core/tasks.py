@@ -8,7 +8,7 @@ and calls again. Follow-ups come out as candidates with the checks that decide t
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +78,7 @@ class TaskInput:
     host_results: Mapping[str, float] = field(default_factory=dict)  # result ids reported lately
     extracted: tuple[Event, ...] | None = None  # the extractor's answer, once asked
     robots: RobotsTxt | None = None  # the robots.txt whose verdict allowed the request (AIPREF)
+    host_seen: Sequence[str] = ()  # the feed items this source reported, as its host's item remembers them
 
 
 @dataclass
@@ -162,8 +163,8 @@ def _feed(inp: TaskInput) -> TaskOutput:
     item, task, now = inp.item, inp.profile.task("feed"), inp.now
     # AUBE-08 counts from the start of the read (the request), not from when it was settled; the
     # items reported before stay remembered whatever this read keeps (the read-state is written whole).
-    out = TaskOutput(source_fields={"last_read": inp.result.t_start or now,
-                                    "seen_items": list(item.ctx.get("si") or ())})
+    before = list(dict.fromkeys(list(inp.host_seen) + list(item.ctx.get("si") or ())))
+    out = TaskOutput(source_fields={"last_read": inp.result.t_start or now, "seen_items": before})
     if _usage_refused(inp, out):
         return out
     max_items = int(task.get("max_items", 40))
@@ -178,7 +179,7 @@ def _feed(inp: TaskInput) -> TaskOutput:
         out.skips.append((item.url, "cap_reached", f"{beyond} items beyond max_items={max_items}"))
     follow = task.get("article_followup") or {}
     write_about = bool(_opts(item).get("write_about"))
-    known = set(item.ctx.get("si") or ())  # the feed items this source already reported
+    known = set(before)  # the feed items this source already reported (its host's memory and the round's)
     ids: list[str] = []
     for seq, it in enumerate(parsed.items):
         if not it.link:
@@ -200,7 +201,7 @@ def _feed(inp: TaskInput) -> TaskOutput:
             out.candidates.append(_article_candidate(item.follow(link, "article", seq=seq, ctx={"title": it.title}),
                                                      follow, now))
     # The memory of reported items: this read's first, then older ones, bounded.
-    out.source_fields["seen_items"] = list(dict.fromkeys(ids + list(item.ctx.get("si") or ())))[: 2 * max_items]
+    out.source_fields["seen_items"] = list(dict.fromkeys(ids + before))[: 2 * max_items]
     return out
 
 

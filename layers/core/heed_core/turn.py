@@ -10,13 +10,24 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from heed_core import politeness
-from heed_core.hoststate import TOKENS_FOR_S, HostView
+from heed_core.hoststate import TOKENS_FOR_S, HostView, TokenOut
 from heed_core.ports import FetchRequest, FetchResult
 from heed_core.profile import Profile
-from heed_core.refusals import refusal
+from heed_core.refusals import iso, refusal
 from heed_core.robots import RobotsTxt, effective_delay
 from heed_core.robots_policy import RobotsFetchPolicy
-from heed_core.robots_step import cached_outcome, request_url
+from heed_core.robots_step import (
+    HOP_WAIT_S,
+    answer_of,
+    answer_token,
+    cached_outcome,
+    hop_token,
+    is_answer,
+    is_hop,
+    request_url,
+    settle_robots,
+)
+from heed_core.settle import Settled, close_source, stop_host
 from heed_core.tasks import Event_, TaskInput, handle_failure
 from heed_core.urls import authority, origin
 from heed_core.work import WorkItem
@@ -78,7 +89,7 @@ class Plan:
     events: list[Event_] = field(default_factory=list)
     sources: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     request: FetchRequest | None = None
-    role: str = ""  # robots | tdmrep | item
+    role: str = ""  # robots | tdmrep | item | hop (this host's request for another's robots.txt)
     item: WorkItem | None = None  # the work item the request is for, or waits on
     hops: int = 0  # robots.txt redirect hops so far
     delay: float = 0.0  # the gap after the item's request (Crawl-delay included)
@@ -88,6 +99,8 @@ class Plan:
     why: str = ""
     dirty: bool = False  # decisions to write even without a request
     foreign_owner: bool = False  # another token holds the host
+    tokens: list[TokenOut] = field(default_factory=list)  # work for other hosts, decided without a request
+    aux: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # big records to put before the commit
     # The clock-skew margin this token need not wait again: it is the host's owner, back from
     # the hide its own turn set after the last request, for the gap measured on the clock that
     # stamped that request's end (a duration SQS keeps, untouched by skew between machines).
@@ -128,6 +141,10 @@ def plan_turn(profile: Profile, snapshot: HostView, token: TokenIn, now: float) 
     ``MAX_STEPS`` items are settled in one turn; then the plan waits 0 s (``why="yield"``)."""
     v = snapshot.copy()
     plan = Plan(view=v)
+    if v.corrupt:
+        # What of the stored item did not decode is left out, said once, and the item rewritten.
+        plan.skips.append(SkipRec(v.host, "corrupt_state", "left out: " + "; ".join(v.corrupt)[:600]))
+        v.corrupt, plan.dirty = (), True
     if v.owner and v.owner == token.owner:
         # COMMON-05 across machines: the owner token comes back only after the hide its own turn
         # set; that hide already kept the gap (in true time), so the margin (there for a token
@@ -149,6 +166,9 @@ def plan_turn(profile: Profile, snapshot: HostView, token: TokenIn, now: float) 
             v.tokens_done[tok] = now + TOKENS_FOR_S
             # The later tokens are acknowledged after this turn: what they brought must be written.
             plan.dirty = plan.dirty or tok != token.tok
+    for answer in [i for i in v.frontier if is_answer(i)]:
+        v.frontier.remove(answer)
+        _take_answer(profile, v, answer, now, plan)
     for _ in range(MAX_STEPS):
         v.frontier.sort(key=lambda i: i.order_key)
         if not v.frontier:
@@ -176,13 +196,48 @@ def _blocked_or_stopped(profile: Profile, v: HostView, item: WorkItem, now: floa
                                                   "robots_unavailable")
 
 
+def _take_answer(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan) -> None:
+    """COMMON-06: the answer another host got to a hop of this host's robots.txt, settled here as
+    if this turn had made the request (a cached copy, the next hop, or the site's stop)."""
+    result, hops = answer_of(item)
+    answer = settle_robots(profile, v, result, hops, item.round_start, now, paced=False)
+    if answer.aux is not None:
+        plan.aux.append(("robots", answer.aux))
+    if answer.stop is not None:
+        until, reason = answer.stop
+        stop_host(v, until, reason)
+        if answer.stop_action == "close_source":
+            out = Settled()
+            close_source(profile, v, item.source_id, result.url, reason, answer.detail, now, out)
+            plan.events += out.events
+            plan.sources += out.sources
+    plan.dirty = True
+
+
+def _hand_over_hop(v: HostView, url: str, hops: int, item: WorkItem, now: float, plan: Plan) -> None:
+    """COMMON-06: a robots.txt redirect to another authority is that host's request to make, under
+    its own gap: handed to it as work (once, again only if no answer came in ``HOP_WAIT_S``). Its
+    answer comes back as a token, which wakes this host: nothing here waits for it."""
+    hop = dict(v.robots_hop or {})
+    if float(hop.get("sent", 0.0)) + HOP_WAIT_S <= now:
+        plan.tokens.append(hop_token(v, url, hops, item))
+        hop["sent"] = now
+        v.robots_hop = hop
+        plan.dirty = True
+    plan.why = "robots_hop"
+
+
 def _robots_request(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan) -> bool:
     """Plan the robots.txt request ``item`` needs, if the cached copy is gone; True if planned."""
     if cached_outcome(v, _policy(profile), now) is not None:
         return False
     url, hops = request_url(v, now)
     gate = authority(url)
-    if gate == v.host and _gate_wait(v, now, plan.credit) is not None:
+    if gate != v.host:
+        _hand_over_hop(v, url, hops, item, now, plan)
+        plan.why = plan.why if plan.wait is None else "not_before"
+        return False
+    if _gate_wait(v, now, plan.credit) is not None:
         return False
     plan.wait, plan.why = None, ""
     plan.request = FetchRequest(url=url, purpose="robots", max_bytes=int(profile.get("robots.max_bytes")))
@@ -198,16 +253,43 @@ def _settle_without_request(v: HostView, item: WorkItem, plan: Plan, reason: str
 
 def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan) -> bool:
     """True when the plan is complete (a request, or a wait); False: the item was settled."""
+    if v.purged_at and item.round_start <= v.purged_at:
+        # COMMON-08: work made before its domain was purged stores nothing again, asks for nothing.
+        v.frontier = [i for i in v.frontier if i.work_id != item.work_id]
+        plan.skips.append(SkipRec.of(item, item.url, "purged", f"its domain was purged at {iso(v.purged_at)}"))
+        plan.dirty = plan.dirty or v.version > 0
+        return False
     refused = refusal(profile, v, item, now)
     if refused is not None:
+        if is_hop(item):
+            # The host a robots.txt redirects to is closed to us: the other host hears it as unreachable.
+            down = FetchResult(url=item.url, status=None, error="hop_refused", sent=False, t_start=now, t_end=now)
+            plan.tokens.append(answer_token(item, down))
         _settle_without_request(v, item, plan, *refused)
         return False
+    if is_hop(item):
+        # COMMON-06: another host's robots.txt redirect, this host's request: its gap, no robots.txt
+        # of its own asked first (a robots.txt is always fetched).
+        wait = _gate_wait(v, now, plan.credit)
+        if wait is not None:
+            plan.wait, plan.why = wait, "gap"
+            return True
+        plan.request = FetchRequest(url=item.url, purpose="robots", max_bytes=int(profile.get("robots.max_bytes")))
+        own = cached_outcome(v, _policy(profile), now)
+        crawl_delay = own.robots.crawl_delay(profile.robots_token) if own is not None and own.robots else None
+        plan.role, plan.item, plan.gate_host = "hop", item, v.host
+        plan.delay = effective_delay(float(profile.get("politeness.min_delay_s")), crawl_delay,
+                                     float(profile.get("politeness.crawl_delay_cap_s")))
+        return True
     outcome = cached_outcome(v, _policy(profile), now)
     if outcome is None:
         # COMMON-02: robots.txt before anything else on the host.
         url, hops = request_url(v, now)
         gate = authority(url)
-        wait = _gate_wait(v, now, plan.credit) if gate == v.host else None
+        if gate != v.host:
+            _hand_over_hop(v, url, hops, item, now, plan)
+            return True
+        wait = _gate_wait(v, now, plan.credit)
         if wait is not None:
             plan.wait, plan.why = wait, "gap"
             return True
