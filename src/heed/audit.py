@@ -212,7 +212,7 @@ def deployed_records(logs: Any, log_group: str, host: HostFilter, since: float, 
     rows = [{cell["field"]: cell["value"] for cell in row if not cell["field"].startswith("@ptr")}
             for row in answer.get("results", [])]
     if len(rows) >= RESULT_LIMIT:
-        print(f"heed: warning: only the first {RESULT_LIMIT} requests; narrow --since/--until", file=sys.stderr)
+        print(f"heed audit: warning: only the first {RESULT_LIMIT} requests; narrow --since/--until", file=sys.stderr)
     return rows
 
 
@@ -286,7 +286,7 @@ def _audit(args: argparse.Namespace, aws: Aws, now: Callable[[], float], sleep: 
                                    sleep=sleep, clock=clock)
         rows = select(records, host, Window(since, until))
     if not rows:
-        print(f"heed: no request to {host.name}{'' if host.port is None else f':{host.port}'} in {where}",
+        print(f"heed audit: no request to {host.name}{'' if host.port is None else f':{host.port}'} in {where}",
               file=sys.stderr)
         return 1
     if args.json:

@@ -17,9 +17,13 @@ from botocore.exceptions import (
     ProfileNotFound,
 )
 
+from heed_core.errors import ConfigError
 
-class CommandError(Exception):
+
+class CommandError(ConfigError):
     """A user mistake, or AWS refusing: told in one line, exit 2, no traceback."""
+
+    code = "command"
 
 
 def add_aws_arguments(parser: Any) -> None:
@@ -97,5 +101,5 @@ def aws_errors(what: str, run: Callable[[], int]) -> int:
         message = f"AWS refused: {err.get('Code')}: {err.get('Message')}"
     except BotoCoreError as exc:
         message = f"AWS: {exc}"
-    print(f"heed: error: {what}: {message}", file=sys.stderr)
+    print(f"heed {what}: {message}", file=sys.stderr)
     return 2

@@ -14,16 +14,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
+from heed_core.errors import ConfigError, HeedError
 
-class UsageError(Exception):
-    """A user mistake: one clear line, exit 2, no traceback."""
+# A user mistake: one clear line, exit 2, no traceback. Every command's errors are of Heed's one
+# family (heed_core.errors): ``main`` tells them all the same way, ``heed CMD: what is wrong``.
+UsageError = ConfigError
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse, with a usage mistake told in one line (the usage is one --help away)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def _version() -> str:
@@ -86,7 +88,7 @@ def cmd_local_run(args: argparse.Namespace) -> int:
 
     from heed.local.report import human_report
     from heed.local.runtime import LocalRun
-    from heed.local.sources import SourcesError, load_sources
+    from heed.local.sources import SourcesError, load_source_file
     from heed.state_dir import StateDir, StateDirError
 
     start = _time(args.start, "--start") or datetime.now(UTC).timestamp()
@@ -99,7 +101,7 @@ def cmd_local_run(args: argparse.Namespace) -> int:
 
     try:
         profile = load_profile(args.bot)
-        sources = load_sources(Path(args.sources), profile) if args.sources is not None else []
+        sources = load_source_file(Path(args.sources), profile) if args.sources is not None else []
         if args.state is not None:
             manifest = StateDir(Path(args.state)).prepare(create=True)
             if manifest and manifest.get("bot") and manifest["bot"] != profile.name:
@@ -139,21 +141,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _close(word: str, known: Sequence[str]) -> str:
     match = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
     return f"did you mean {match[0]!r}?" if match else f"known: {', '.join(known)}"
-
-
-def cmd_robots_check(args: argparse.Namespace) -> int:
-    from heed_core.robots import check_command
-    from heed_core.urls import BadUrl, authority
-
-    if not args.url.startswith("/"):
-        try:
-            authority(args.url)
-        except BadUrl:
-            print(json.dumps({"error": f"url {args.url!r} is not an absolute http(s) URL or a /path"}))
-            return 2
-    result, code = check_command(args.robots_file, args.url, args.agent)
-    print(json.dumps(result, ensure_ascii=False))
-    return code
 
 
 def cmd_samconfig(args: argparse.Namespace) -> int:
@@ -208,27 +195,27 @@ def cmd_operator(args: argparse.Namespace) -> int:
     try:
         return _operator(args)
     except NoRegionError as exc:
-        raise UsageError("operator: no AWS region (give --region or set AWS_REGION)") from exc
+        raise UsageError("no AWS region (give --region or set AWS_REGION)") from exc
     except NoCredentialsError as exc:
-        raise UsageError("operator: no AWS credentials (configure them as for the AWS CLI)") from exc
+        raise UsageError("no AWS credentials (configure them as for the AWS CLI)") from exc
     except (StoreError, ClientError) as exc:
         cause = exc if isinstance(exc, ClientError) else exc.__cause__
         if isinstance(cause, ClientError):
             err: dict[str, Any] = cause.response.get("Error", {})
-            raise UsageError(f"operator: table {args.table}: {err.get('Code')}: {err.get('Message')}") from exc
-        raise UsageError(f"operator: table {args.table}: {exc}") from exc
+            raise UsageError(f"table {args.table}: {err.get('Code')}: {err.get('Message')}") from exc
+        raise UsageError(f"table {args.table}: {exc}") from exc
     except BotoCoreError as exc:
-        raise UsageError(f"operator: {exc}") from exc
+        raise UsageError(f"{exc}") from exc
     except HeedError as exc:  # the store's own kinds of error, from the botocore error behind them
         cause = exc.__cause__
         if isinstance(cause, NoCredentialsError):
-            raise UsageError("operator: no AWS credentials (configure them as for the AWS CLI)") from exc
+            raise UsageError("no AWS credentials (configure them as for the AWS CLI)") from exc
         if isinstance(cause, NoRegionError):
-            raise UsageError("operator: no AWS region (give --region or set AWS_REGION)") from exc
+            raise UsageError("no AWS region (give --region or set AWS_REGION)") from exc
         if isinstance(cause, ClientError):
             err = cause.response.get("Error", {})
-            raise UsageError(f"operator: table {args.table}: {err.get('Code')}: {err.get('Message')}") from exc
-        raise UsageError(f"operator: {exc}") from exc
+            raise UsageError(f"table {args.table}: {err.get('Code')}: {err.get('Message')}") from exc
+        raise UsageError(f"{exc}") from exc
 
 
 def _operator(args: argparse.Namespace) -> int:
@@ -298,7 +285,7 @@ def cmd_explain(args: argparse.Namespace, **kwargs: Any) -> int:
                 found += 1
     if not found:
         what = "URL starting with " if args.prefix else ""
-        print(f"heed: no request, skip or result of {what}{args.url} in {out}", file=sys.stderr)
+        print(f"heed explain: no request, skip or result of {what}{args.url} in {out}", file=sys.stderr)
         return 1
     return 0
 
@@ -314,7 +301,8 @@ def cmd_info_page(args: argparse.Namespace) -> int:
         problem = refusal(args.bot, profile)
         if problem:  # a page that says someone else's name, or WRITE ME, must not reach the web
             raise UsageError(problem)
-        paths = write_info_page(profile, Path(args.out), langs=tuple(args.lang) if args.lang else None)
+        out = _out_dir(args.out)  # a folder that cannot be written to: one line naming --out, exit 2
+        paths = write_info_page(profile, out, langs=tuple(args.lang) if args.lang else None)
     except ProfileError as exc:
         raise UsageError(str(exc)) from exc
     for path in paths:
@@ -355,6 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("robots_file")
     check.add_argument("url")
     check.add_argument("--agent", required=True, help="the product token (or a full User-Agent)")
+    from heed.robots_cli import cmd_robots_check
+
     check.set_defaults(func=cmd_robots_check)
 
     sam = sub.add_parser("samconfig", help="samconfig.toml from the bot profiles")
@@ -437,27 +427,43 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _name_leaves(parser: argparse.ArgumentParser) -> None:
+    """Every command's parser names itself (``heed sources add``) in what it parses: the prefix of
+    its errors."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.set_defaults(command_name=sub.prog)
+                _name_leaves(sub)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    _name_leaves(parser)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a usage mistake (told already, in one line), --help, --version
+        return int(exc.code) if isinstance(exc.code, int) else 2
+    prog = str(getattr(args, "command_name", "heed"))
     try:
         code = int(args.func(args))
         sys.stdout.flush()  # a closed pipe shows here, not after main has returned
         return code
-    except UsageError as exc:
-        print(f"heed: error: {exc}", file=sys.stderr)
-        return 2
+    except HeedError as exc:
+        # Heed's one family of errors, told once for every command: 2 for a mistake, 1 otherwise.
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return exc.exit_code
     except BrokenPipeError:
         # `heed profile show aubebot | head`: the reader had enough; quiet, as cat is.
         _quiet_stdout()
         return 141  # 128 + SIGPIPE, what a shell reports for cat in the same place
     except KeyboardInterrupt:
-        print("heed: interrupted", file=sys.stderr)
+        print(f"{prog}: interrupted", file=sys.stderr)
         return 130
     except OSError as exc:
         # The file system said no in the middle of a run (disk full, a folder turned read-only).
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"heed: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"{prog}: {where}{exc.strerror or exc}", file=sys.stderr)
         return 1
 
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from heed_core.errors import ConfigError
 
 __all__ = ["EGRESS_MODES", "Estimate", "estimate", "register"]
 
@@ -192,13 +193,11 @@ def cmd_cost(args: argparse.Namespace) -> int:
         inputs = json.loads(path.read_text(encoding="utf-8"))
         prices = json.loads(PRICES.read_text(encoding="utf-8"))
         template = load_template(ROOT / "template.yaml")
-    except ProfileError as exc:
-        print(f"heed: error: {exc}", file=sys.stderr)
-        return 2
+    except ProfileError:
+        raise
     except (OSError, ValueError, TemplateError) as exc:
-        print(f"heed: error: cannot read the cost inputs ({exc}); make them with: bench/run --size 200x10 "
-              f"--side heed --cost-inputs {path}", file=sys.stderr)
-        return 2
+        raise ConfigError(f"cannot read the cost inputs ({exc}); make them with: bench/run --size 200x10 "
+                          f"--side heed --cost-inputs {path}") from exc
     est = estimate(profile, args.pages_per_month, args.egress, prices, inputs, template)
     print(json.dumps(est.to_json(), indent=2) if args.json else render(est))
     return 0

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from heed_core.errors import ConfigError
+
 __all__ = ["GUIDED_PARAMETERS", "DeployError", "Guided", "register"]
 
 _STACK = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,127}")  # CloudFormation's stack names
@@ -38,8 +40,10 @@ _TAG_VALUE = re.compile(r"[^A-Za-z0-9 _.:/+=@-]")  # what a tag value may hold (
 FORCE_TAG, CONFORMANCE_TAG = "HeedForceReason", "HeedConformance"
 
 
-class DeployError(Exception):
+class DeployError(ConfigError):
     """A mistake in the command, the profile or the setup: one line, exit 2."""
+
+    code = "deploy"
 
 
 class PromiseBroken(Exception):

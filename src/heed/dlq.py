@@ -233,7 +233,7 @@ def _dlq(args: argparse.Namespace, aws: Aws, wait_s: int) -> int:
     if args.dlq_command == "list":
         rows = peek(sqs, queues, limit=args.limit, wait_s=wait_s)
         if not rows:
-            print(f"heed: the dead-letter queue {queues.dlq_url} is empty", file=sys.stderr)
+            print(f"heed dlq: the dead-letter queue {queues.dlq_url} is empty", file=sys.stderr)
             return 0
         _print(rows, args.json, moved=False)
         return 0
@@ -243,14 +243,14 @@ def _dlq(args: argparse.Namespace, aws: Aws, wait_s: int) -> int:
     if queues.paired and not args.by_hand:
         tokens = waiting(sqs, queues)
         if tokens == 0:
-            print(f"heed: the dead-letter queue {queues.dlq_url} is empty", file=sys.stderr)
+            print(f"heed dlq: the dead-letter queue {queues.dlq_url} is empty", file=sys.stderr)
             return 0
         try:
             task = start_move_task(sqs, queues, tokens)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") not in _NO_MOVE_TASK:
                 raise
-            print("heed: SQS cannot move these tokens itself here; moving them one by one", file=sys.stderr)
+            print("heed dlq redrive: SQS cannot move these tokens itself here; moving them one by one", file=sys.stderr)
         else:
             print(json.dumps(task) if args.json else
                   f"SQS is moving about {tokens} token(s) from {task['from']} back to {task['to']} "
@@ -258,10 +258,10 @@ def _dlq(args: argparse.Namespace, aws: Aws, wait_s: int) -> int:
             return 0
     rows = move_by_hand(sqs, queues, limit=args.limit, wait_s=wait_s)
     if not rows:
-        print(f"heed: the dead-letter queue {queues.dlq_url} is empty", file=sys.stderr)
+        print(f"heed dlq: the dead-letter queue {queues.dlq_url} is empty", file=sys.stderr)
         return 0
     _print(rows, args.json, moved=True)
-    print(f"heed: moved {len(rows)} token(s) back to {queues.work_url}", file=sys.stderr)
+    print(f"heed dlq redrive: moved {len(rows)} token(s) back to {queues.work_url}", file=sys.stderr)
     return 0
 
 

@@ -281,7 +281,7 @@ def _explain(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> in
         history = _history(target, canon, args.url)
     if (result is None or "seen" not in result) and not history:
         print("\n".join([*(canonical_line(result) if result else []),
-                         f"heed: {canon} was never seen by {profile.name} in {target.where}"]), file=sys.stderr)
+                         f"heed explain: {canon} was never seen by {profile.name} in {target.where}"]), file=sys.stderr)
         return 1
     if result is None or "seen" not in result:
         result = {"url": canon, "written": args.url, "canonical_changes": (result or {}).get("canonical_changes", []),

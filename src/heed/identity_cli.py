@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from heed_core.errors import ConfigError
+
 __all__ = ["register"]
 
 EPILOG_VERIFY = """stdin: {"url": "https://host/path" | "authority": "host[:port]", "method": "GET",
@@ -31,7 +33,7 @@ EPILOG_VERIFY = """stdin: {"url": "https://host/path" | "authority": "host[:port
 exit: 0 valid, 1 invalid, 2 a mistake in the command or its input"""
 
 
-class _Mistake(Exception):
+class _Mistake(ConfigError):
     """A user mistake: one line, exit 2."""
 
 
@@ -64,9 +66,8 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 
         try:
             return command(args)
-        except (_Mistake, IdentityError, ProfileError) as exc:
-            print(f"heed: error: {exc}", file=sys.stderr)
-            return 2
+        except (IdentityError, ProfileError) as exc:
+            raise _Mistake(str(exc)) from exc  # heed.cli.main tells it: heed identity ...: what
 
     run.__doc__ = command.__doc__
     return run

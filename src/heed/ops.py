@@ -39,9 +39,9 @@ def is_public_suffix(name: str) -> bool:
     return bool(PublicSuffixList().is_public(name))
 
 
-def domain_argument(text: str, *, what: str) -> str:
+def domain_argument(text: str, *, command: str) -> str:
     """A host or domain name as a block or purge takes it: a URL, or host:port, is reduced to
-    its host (said on stderr); anything else that is no name is one line."""
+    its host (said on stderr, ``heed COMMAND: ...``); anything else that is no name is one line."""
     from heed_core.netguard import parse_target
 
     raw = text.strip()
@@ -65,23 +65,41 @@ def domain_argument(text: str, *, what: str) -> str:
                 or parse_target(f"http://{name}/") is None:
             raise mistake from None
     if name != raw.lower().rstrip("."):
-        print(f"heed: {what} {name} (the host of {text})", file=sys.stderr)
+        print(f"heed {command}: taking {name}, the host of {text}", file=sys.stderr)
     return name
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 # --- block, unblock, blocks ---------------------------------------------------------------------
 
 def _block(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
-    name = domain_argument(args.name, what="blocking")
+    name = domain_argument(args.name, command="block")
     if is_public_suffix(name) and not args.force:
         raise CommandError(f"{name} is a public suffix: blocking it stops every site under it "
                            "(give --force if that is what you mean)")
+    reason = args.reason or "blocked by the operator (no reason given)"
     with open_target(args, aws, write=True) as target:
+        held = next(((r, t) for d, r, t in target.store.block_list() if d == name), None)
+        if held is not None and (args.reason is None or args.reason == held[0]):
+            # Blocked already: nothing changes (a new --reason replaces the old one).
+            result = {"blocked": name, "reason": held[0], "at": _iso(held[1]), "where": target.where,
+                      "changed": False}
+            print(json.dumps(result) if args.json else
+                  f"{name} was blocked already (since {_iso(held[1]) or '-'}: {held[0]}); nothing changed")
+            return 0
         at = now()
-        target.store.block(name, args.reason, at)
+        target.store.block(name, reason, at)
         target.changed()
-    result = {"blocked": name, "reason": args.reason, "at": _iso(at), "where": target.where}
-    print(json.dumps(result) if args.json else f"blocked {name} and its subdomains ({args.reason}); "
+    result = {"blocked": name, "reason": reason, "at": _iso(at), "where": target.where, "changed": True}
+    scope = name if _is_ip(name) else f"{name} and its subdomains"
+    print(json.dumps(result) if args.json else f"blocked {scope} ({reason}); "
           f"the next request to it is skipped as blocked_by_operator")
     return 0
 
@@ -91,7 +109,7 @@ def _parent_block(blocks: list[tuple[str, str, float | None]], name: str) -> str
 
 
 def _unblock(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
-    name = domain_argument(args.name, what="unblocking")
+    name = domain_argument(args.name, command="unblock")
     with open_target(args, aws, write=True) as target:
         lifted = target.store.unblock_domain(name)
         if lifted:
@@ -99,7 +117,7 @@ def _unblock(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> in
         parent = None if lifted else _parent_block(target.store.block_list(), name)
     if not lifted:
         hint = f" ({parent} is: heed unblock {parent})" if parent else ""
-        print(f"heed: {name} is not on the block list of {target.where}{hint}", file=sys.stderr)
+        print(f"heed unblock: {name} is not on the block list of {target.where}{hint}", file=sys.stderr)
         return 1
     print(json.dumps({"unblocked": name, "where": target.where}) if args.json else f"unblocked {name}")
     return 0
@@ -113,7 +131,7 @@ def _blocks(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int
             print(json.dumps({"domain": domain, "reason": reason, "since": _iso(at)}))
         return 0
     if not rows:
-        print(f"heed: nothing is blocked in {target.where}", file=sys.stderr)
+        print(f"heed blocks: nothing is blocked in {target.where}", file=sys.stderr)
         return 0
     width = max(len("DOMAIN"), *(len(d) for d, _, _ in rows))
     print(f"{'DOMAIN'.ljust(width)}  {'SINCE'.ljust(20)}  REASON")
@@ -127,14 +145,15 @@ def _blocks(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int
 def _purge(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
     from heed_aws.operator import last_purges, purge_domain
 
-    name = domain_argument(args.domain, what="purging")
+    name = domain_argument(args.domain, command="purge")
     if is_public_suffix(name):
         raise CommandError(f"{name} is a public suffix: a purge names one site's domain (e.g. example.{name}) "
                            "or a host under it")
     progress = Progress(f"purge {name}")
     with open_target(args, aws, write=not args.dry_run) as target:
         if target.texts is None:
-            print(f"heed: note: {target.where} names no results bucket: page texts are not deleted", file=sys.stderr)
+            print(f"heed purge: note: {target.where} names no results bucket: page texts are not deleted",
+                  file=sys.stderr)
         blocked = any(name == d or name.endswith("." + d) for d, _, _ in target.store.block_list())
         try:
             report = purge_domain(target.store, name, texts=target.texts, dry_run=args.dry_run, scan=args.scan,
@@ -145,7 +164,7 @@ def _purge(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
             target.changed()
         history = last_purges(target.store, name)
     if not blocked and not args.dry_run:
-        print(f"heed: note: {name} is not blocked; work already queued for it may store new data "
+        print(f"heed purge: note: {name} is not blocked: new work for it may store new data "
               f"(heed block {name} stops that)", file=sys.stderr)
     if args.json:
         print(json.dumps({**report.to_dict(), "at": _iso(report.at), "where": target.where,
@@ -172,7 +191,7 @@ def register(subparsers: Any) -> None:
                                                 "robots.txt or not (COMMON-08)")
     block.add_argument("name", metavar="HOST|DOMAIN",
                        help="example.com, news.example.com (a URL is reduced to its host)")
-    block.add_argument("--reason", default="stop requested by the site owner",
+    block.add_argument("--reason", default=None,
                        help="kept with the block, shown in skips")
     block.add_argument("--force", action="store_true", help="block a public suffix (com, co.uk) all the same")
     unblock = subparsers.add_parser("unblock", help="lift a block")

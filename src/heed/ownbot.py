@@ -10,14 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import typing
 from collections.abc import Mapping
 from dataclasses import MISSING
 from pathlib import Path
 from typing import Any
 
-from heed_core.profile import BUILTIN_BOTS, PageTexts, ProfileError, load_profile
+from heed_core.errors import ConfigError
+from heed_core.profile import BUILTIN_BOTS, PageTexts, load_profile
 
 from heed.botcheck import IDENTITY_KEYS, MARK, PLACEHOLDER_HOST, check_lines
 
@@ -26,8 +26,10 @@ __all__ = ["DEFAULT_BASE", "BotError", "new_bot_text", "register", "robots_token
 DEFAULT_BASE = "springstudiobot"  # the most careful: 10 s between requests, a page once a day, titles only
 
 
-class BotError(Exception):
+class BotError(ConfigError):
     """A user mistake in new-bot or profile check: one line, exit 2."""
+
+    code = "own_bot"
 
 
 # --- new-bot -------------------------------------------------------------------------------------
@@ -232,9 +234,8 @@ def cmd_new_bot(args: argparse.Namespace) -> int:
             out.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise BotError(f"--out: cannot write {out} ({exc.strerror or exc})") from exc
-    except BotError as exc:
-        print(f"heed: error: {exc}", file=sys.stderr)
-        return 2
+    except BotError:
+        raise  # heed.cli.main tells it: heed new-bot: what is wrong
     print(f"wrote {out}: fill in every WRITE ME, then: heed profile check {out}")
     return 0
 
@@ -244,11 +245,7 @@ def cmd_profile_check(args: argparse.Namespace) -> int:
     is, 2 for a profile that does not load."""
     from heed_core.bundle import content_hash
 
-    try:
-        profile = load_profile(args.bot)
-    except ProfileError as exc:
-        print(f"heed: error: {exc}", file=sys.stderr)
-        return 2
+    profile = load_profile(args.bot)  # a profile that does not load: heed.cli.main, exit 2
     lines = check_lines(args.bot, profile)
     for line in lines:
         print(line)

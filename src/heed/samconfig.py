@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from heed_core.errors import ConfigError
 from heed_core.profile import BUILTIN_BOTS, Profile, ProfileError, load_profile
 
 HEADER = (
@@ -44,8 +45,10 @@ _RECORD = re.compile(r"# profile: (.+)")
 _SECTION = re.compile(r"\[([a-z0-9][a-z0-9-]*)\.deploy\.parameters\]")
 
 
-class SamconfigError(Exception):
+class SamconfigError(ConfigError):
     """samconfig.toml cannot be read or written as asked: one line, exit 2."""
+
+    code = "samconfig"
 
 
 @dataclass(frozen=True)
@@ -376,7 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(args)
     except ProfileError as exc:
         print(f"heed samconfig: {exc}", file=sys.stderr)
-        return 1
+        return 2
     except SamconfigError as exc:
         print(f"heed samconfig: {exc}", file=sys.stderr)
         return 2
@@ -395,6 +398,9 @@ def _main(args: argparse.Namespace) -> int:
     envs = read_envs(current, str(args.path)) if current else {}
     wanted = render_samconfig(envs=envs, base_dir=args.path.resolve().parent)
     if args.write:
+        if current == wanted:
+            print(f"{args.path} is up to date with the profiles (nothing written)")
+            return 0
         args.path.write_text(wanted, encoding="utf-8")
         print(f"wrote {args.path}")
         return 0

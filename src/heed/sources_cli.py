@@ -137,6 +137,12 @@ def _add(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
     with open_target(args, aws, write=True) as target:
         profile = profile_of(target, args.bot)
         src = source_from_mapping(raw, profile, "source")
+        twin = next((s for s in target.store.list_sources()
+                     if s.url == src.url and s.kind == src.kind and s.id != src.id), None)
+        if twin is not None:
+            # One page, one source: the URL in its canonical spelling is the source's identity.
+            raise CommandError(f"{src.url} is already source {twin.id!r} ({twin.kind}); give --id {twin.id} to "
+                               "change it, or heed sources remove it first")
         report = import_sources(target.store, [src], now(), wait=TURN_WAIT)
         if report.added or report.updated or report.hosts_cleared:
             target.changed()
@@ -147,7 +153,7 @@ def _add(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
     else:
         print(f"{what} {src.id} ({src.kind} {src.url})")
     if existing is not None and existing.closed:
-        print(f"heed: note: {src.id} is closed ({existing.closed_reason}); heed sources reopen {src.id} "
+        print(f"heed sources add: note: {src.id} is closed ({existing.closed_reason}); heed sources reopen {src.id} "
               "lets it fetch again", file=sys.stderr)
     return 0
 
@@ -186,7 +192,8 @@ def _list(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
             print(json.dumps(row, ensure_ascii=False))
         return 0
     if not rows:
-        print(f"heed: no {'closed ' if args.closed else ''}source in {target.where}", file=sys.stderr)
+        closed = "closed " if args.closed else ""
+        print(f"heed sources list: no {closed}source in {target.where}", file=sys.stderr)
         return 0
     print(_table(rows))
     return 0

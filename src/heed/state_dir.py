@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from heed_core.errors import ConfigError
+
 FORMAT = 1
 MANIFEST = "heed-state.json"
 TABLE = "table.jsonl"
@@ -29,8 +31,10 @@ REGION = "eu-west-1"
 __all__ = ["LocalState", "StateDir", "StateDirError", "open_state"]
 
 
-class StateDirError(Exception):
+class StateDirError(ConfigError):
     """A state directory that cannot be used: one line, naming the directory."""
+
+    code = "state_dir"
 
 
 def _enc(value: Any) -> Any:

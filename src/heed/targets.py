@@ -104,6 +104,8 @@ def run(what: str, command: Callable[[], int]) -> int:
     def inner() -> int:
         try:
             return command()
+        except CommandError:
+            raise
         except (StateDirError, ProfileError, SourcesError) as exc:
             raise CommandError(str(exc)) from exc
         except HeedError as exc:
@@ -114,5 +116,5 @@ def run(what: str, command: Callable[[], int]) -> int:
     try:
         return aws_errors(what, inner)
     except KeyboardInterrupt:
-        print(f"heed: {what}: interrupted", file=sys.stderr)
+        print(f"heed {what}: interrupted", file=sys.stderr)
         return 130

@@ -225,7 +225,7 @@ def test_a_query_that_does_not_finish_is_stopped_and_told(stubs: tuple[Aws, Stub
     code, out, err = run(capsys, "--host", "news.example", "--stack", STACK, "--timeout", "3", aws=aws,
                          now=lambda: NOW, sleep=lambda s: None, clock=lambda: next(ticks))
     assert (code, out) == (2, "")
-    assert one_line(err) == ("heed: error: audit: the Logs Insights query did not finish in 3 s "
+    assert one_line(err) == ("heed audit: the Logs Insights query did not finish in 3 s "
                              "(a shorter --since/--until scans less, or give --timeout)")
 
 
@@ -237,7 +237,7 @@ def test_a_failed_query_is_one_line(stubs: tuple[Aws, Stubber, Stubber], capsys:
     code, _, err = run(capsys, "--host", "news.example", "--stack", STACK, aws=aws, now=lambda: NOW,
                        sleep=lambda s: None)
     assert code == 2
-    assert one_line(err) == f"heed: error: audit: the Logs Insights query ended Failed (log group {LOG_GROUP})"
+    assert one_line(err) == f"heed audit: the Logs Insights query ended Failed (log group {LOG_GROUP})"
 
 
 def test_an_unknown_stack_is_one_line(stubs: tuple[Aws, Stubber, Stubber], capsys: pytest.CaptureFixture[str]) -> None:
@@ -246,7 +246,7 @@ def test_an_unknown_stack_is_one_line(stubs: tuple[Aws, Stubber, Stubber], capsy
                          expected_params={"StackName": "nope"})
     code, _, err = run(capsys, "--host", "news.example", "--stack", "nope", aws=aws, now=lambda: NOW)
     assert code == 2
-    assert one_line(err) == ("heed: error: audit: no stack named 'nope' in eu-west-1 "
+    assert one_line(err) == ("heed audit: no stack named 'nope' in eu-west-1 "
                              "(deployed with sam deploy --config-env <bot>?)")
 
 
@@ -256,7 +256,7 @@ def test_a_stack_from_before_the_log_group_output_is_one_line(stubs: tuple[Aws, 
     _stack(cfn, {"WorkQueueUrl": "https://sqs/q"})
     code, _, err = run(capsys, "--host", "news.example", "--stack", STACK, aws=aws, now=lambda: NOW)
     assert code == 2
-    assert one_line(err) == (f"heed: error: audit: stack {STACK!r} has no output FetcherLogGroup "
+    assert one_line(err) == (f"heed audit: stack {STACK!r} has no output FetcherLogGroup "
                              "(deployed from an older template? redeploy it)")
 
 
@@ -266,7 +266,7 @@ def test_access_denied_is_one_line(stubs: tuple[Aws, Stubber, Stubber], capsys: 
     logs.add_client_error("start_query", "AccessDeniedException", "not authorized to perform: logs:StartQuery")
     code, _, err = run(capsys, "--host", "news.example", "--stack", STACK, aws=aws, now=lambda: NOW)
     assert code == 2
-    assert one_line(err) == ("heed: error: audit: AWS refused: AccessDeniedException: "
+    assert one_line(err) == ("heed audit: AWS refused: AccessDeniedException: "
                              "not authorized to perform: logs:StartQuery")
 
 
@@ -280,11 +280,11 @@ def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("argv", "line"), [
     (["--host", "news.example", "--stack", STACK],
-     "heed: error: audit: no AWS region: give --region or set AWS_REGION"),
+     "heed audit: no AWS region: give --region or set AWS_REGION"),
     (["--host", "news.example", "--stack", STACK, "--region", "eu-west-1"],
-     "heed: error: audit: no AWS credentials (configure them as for the AWS CLI, or give --profile)"),
+     "heed audit: no AWS credentials (configure them as for the AWS CLI, or give --profile)"),
     (["--host", "news.example", "--stack", STACK, "--profile", "ops"],
-     "heed: error: audit: no AWS profile named 'ops' (see ~/.aws/config)"),
+     "heed audit: no AWS profile named 'ops' (see ~/.aws/config)"),
 ])
 def test_no_region_no_credentials_no_profile(no_aws: None, capsys: pytest.CaptureFixture[str], argv: list[str],
                                              line: str) -> None:
@@ -295,24 +295,24 @@ def test_no_region_no_credentials_no_profile(no_aws: None, capsys: pytest.Captur
 
 @pytest.mark.parametrize(("argv", "line"), [
     (["--host", "news example", "--out", "{run}"],
-     "heed: error: audit: --host: 'news example' is not a host name (e.g. example.org, example.org:8080 or a URL)"),
+     "heed audit: --host: 'news example' is not a host name (e.g. example.org, example.org:8080 or a URL)"),
     (["--host", "https://user:secret@news.example/", "--out", "{run}"],
-     "heed: error: audit: --host: 'https://user:secret@news.example/' is not a host name "
+     "heed audit: --host: 'https://user:secret@news.example/' is not a host name "
      "(e.g. example.org, example.org:8080 or a URL)"),
     (["--host", "news.example", "--out", "{run}", "--since", "yesterday"],
-     "heed: error: audit: --since: 'yesterday' is not an ISO 8601 time (e.g. 2026-11-30T06:00:00Z)"),
+     "heed audit: --since: 'yesterday' is not an ISO 8601 time (e.g. 2026-11-30T06:00:00Z)"),
     (["--host", "news.example", "--out", "{run}", "--until", "2026-13-01T00:00:00Z"],
-     "heed: error: audit: --until: '2026-13-01T00:00:00Z' is not an ISO 8601 time (e.g. 2026-11-30T06:00:00Z)"),
+     "heed audit: --until: '2026-13-01T00:00:00Z' is not an ISO 8601 time (e.g. 2026-11-30T06:00:00Z)"),
     (["--host", "news.example", "--out", "{run}", "--since", "2026-11-30T11:00:00Z", "--until", "2026-11-30T10:00:00Z"],
-     "heed: error: audit: --since is after --until"),
+     "heed audit: --since is after --until"),
     (["--host", "news.example", "--out", "{run}", "--region", "eu-west-1"],
-     "heed: error: audit: --region and --profile go with --stack, not --out"),
+     "heed audit: --region and --profile go with --stack, not --out"),
     (["--host", "news.example", "--out", "{tmp}"],
-     "heed: error: audit: {tmp}: no requests.jsonl here (a `heed local run --out {tmp}` folder)"),
+     "heed audit: {tmp}: no requests.jsonl here (a `heed local run --out {tmp}` folder)"),
     (["--host", "news.example", "--stack", STACK, "--since", "2026-12-01T00:00:00Z"],
-     "heed: error: audit: --since is after now (give --until too)"),
+     "heed audit: --since is after now (give --until too)"),
     (["--host", "news.example", "--stack", STACK, "--timeout", "0"],
-     "heed: error: audit: --timeout must be a number of seconds above 0"),
+     "heed audit: --timeout must be a number of seconds above 0"),
 ])
 def test_user_mistakes_are_one_line(run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                     argv: list[str], line: str) -> None:
@@ -327,7 +327,7 @@ def test_a_line_that_is_not_json_is_named(run_dir: Path, capsys: pytest.CaptureF
         f.write("{not json\n")
     code, _, err = run(capsys, "--host", "news.example", "--out", str(run_dir))
     assert code == 2
-    assert one_line(err) == (f"heed: error: audit: {run_dir / 'requests.jsonl'}:8: not a JSON record "
+    assert one_line(err) == (f"heed audit: {run_dir / 'requests.jsonl'}:8: not a JSON record "
                              "(is this a heed run's output?)")
 
 

@@ -80,7 +80,7 @@ def test_json_is_one_document_with_each_rule_its_keys_evidence_and_scenarios(
 def test_a_rule_the_bot_does_not_have_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(capsys, "--bot", "aubebot", "--rule", "AUBE-9")
     assert (code, out) == (2, "")
-    assert err.strip() == "heed: error: --rule: no rule 'AUBE-9' for this bot (did you mean AUBE-09?)"
+    assert err.strip() == "heed conformance: --rule: no rule 'AUBE-9' for this bot (did you mean AUBE-09?)"
 
 
 def test_a_profile_that_extends_no_bot_has_no_promises_to_keep(tmp_path: Path,

@@ -276,7 +276,7 @@ def test_a_dlq_nobody_sends_to_cannot_be_redriven(stack: tuple[boto3.session.Ses
     lonely = sqs.create_queue(QueueName="lonely.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
     code, _, err = run(capsys, "redrive", "--queue-url", lonely, aws=Aws(session=session))
     assert code == 2
-    assert one_line(err) == (f"heed: error: dlq redrive: which work queue do the tokens of {lonely} go back to? "
+    assert one_line(err) == (f"heed dlq redrive: which work queue do the tokens of {lonely} go back to? "
                              "Give --stack, or the work queue's URL as --queue-url")
 
 
@@ -286,7 +286,7 @@ def test_an_unknown_queue_is_one_line(stack: tuple[boto3.session.Session, StackR
     url = res.queue_url.replace("heed-dlqtest-work", "nope")
     code, _, err = run(capsys, "list", "--queue-url", url, aws=Aws(session=session))
     assert code == 2
-    assert one_line(err) == f"heed: error: dlq list: no queue at {url}"
+    assert one_line(err) == f"heed dlq list: no queue at {url}"
 
 
 def test_an_unknown_stack_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -295,14 +295,14 @@ def test_an_unknown_stack_is_one_line(capsys: pytest.CaptureFixture[str]) -> Non
         stub.add_client_error("describe_stacks", "ValidationError", "Stack with id nope does not exist")
         code, _, err = run(capsys, "list", "--stack", "nope", aws=Aws(region=REGION, clients={"cloudformation": cfn}))
     assert code == 2
-    assert one_line(err) == ("heed: error: dlq list: no stack named 'nope' in eu-west-1 "
+    assert one_line(err) == ("heed dlq list: no stack named 'nope' in eu-west-1 "
                              "(deployed with sam deploy --config-env <bot>?)")
 
 
 def test_limit_without_by_hand_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "redrive", "--queue-url", WORK_URL, "--limit", "5", aws=Aws())
     assert code == 2
-    assert one_line(err) == "heed: error: dlq redrive: --limit goes with --by-hand (SQS's own move takes every token)"
+    assert one_line(err) == "heed dlq redrive: --limit goes with --by-hand (SQS's own move takes every token)"
 
 
 @pytest.fixture
@@ -311,11 +311,11 @@ def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("argv", "line"), [
-    (["list", "--stack", STACK], "heed: error: dlq list: no AWS region: give --region or set AWS_REGION"),
+    (["list", "--stack", STACK], "heed dlq list: no AWS region: give --region or set AWS_REGION"),
     (["redrive", "--queue-url", WORK_URL, "--region", REGION],
-     "heed: error: dlq redrive: no AWS credentials (configure them as for the AWS CLI, or give --profile)"),
+     "heed dlq redrive: no AWS credentials (configure them as for the AWS CLI, or give --profile)"),
     (["list", "--stack", STACK, "--profile", "ops"],
-     "heed: error: dlq list: no AWS profile named 'ops' (see ~/.aws/config)"),
+     "heed dlq list: no AWS profile named 'ops' (see ~/.aws/config)"),
 ])
 def test_no_region_no_credentials_no_profile(no_aws: None, capsys: pytest.CaptureFixture[str], argv: list[str],
                                              line: str) -> None:

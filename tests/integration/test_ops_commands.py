@@ -124,20 +124,20 @@ def test_block_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     state = str(tmp_path / "state")
     for argv, line in (
             (["block", "co.uk", "--state", state],
-             "heed: error: block: co.uk is a public suffix: blocking it stops every site under it "
+             "heed block: co.uk is a public suffix: blocking it stops every site under it "
              "(give --force if that is what you mean)"),
-            (["block", "com", "--state", state], "heed: error: block: com is a public suffix: blocking it stops every "
+            (["block", "com", "--state", state], "heed block: com is a public suffix: blocking it stops every "
                                                  "site under it (give --force if that is what you mean)"),
             (["block", "ex ample.com", "--state", state],
-             "heed: error: block: 'ex ample.com' is not a host or domain name (e.g. example.com)"),
+             "heed block: 'ex ample.com' is not a host or domain name (e.g. example.com)"),
             (["purge", "co.uk", "--state", state],
-             "heed: error: purge: co.uk is a public suffix: a purge names one site's domain (e.g. example.co.uk) "
+             "heed purge: co.uk is a public suffix: a purge names one site's domain (e.g. example.co.uk) "
              "or a host under it"),
             (["blocks", "--state", str(tmp_path / "none")],
-             f"heed: error: blocks: --state: {tmp_path / 'none'} is not a heed state directory "
+             f"heed blocks: --state: {tmp_path / 'none'} is not a heed state directory "
              f"(`heed local run --state {tmp_path / 'none'}` makes one)"),
             (["blocks", "--state", state, "--region", "eu-west-1"],
-             "heed: error: blocks: --region and --profile go with --stack, not --state")):
+             "heed blocks: --region and --profile go with --stack, not --state")):
         code, out, err = ops(capsys, *argv)
         assert (code, out) == (2, ""), argv
         assert err.strip().splitlines() == [line]

@@ -146,21 +146,21 @@ def test_sources_import_thousands_from_csv_is_idempotent_and_remove_stops_the_so
     code, out, _ = cli(capsys, "sources", "remove", "https://gemeente7.example/", "--state", state)
     assert code == 0 and out.startswith("removed g7 (https://gemeente7.example/)")
     code, _, err = cli(capsys, "sources", "show", "g7", "--state", state)
-    assert code == 2 and err.strip() == f"heed: error: sources show: no source 'g7' in state {state} " \
+    assert code == 2 and err.strip() == f"heed sources show: no source 'g7' in state {state} " \
                                         "(heed sources list shows them)"
 
 
 @pytest.mark.parametrize("argv, line", [
     (["sources", "add", "https://a.example/rss", "--kind", "fede"],
-     "heed: error: sources add: source.kind: 'fede' is not a kind of source (did you mean 'feed'?)"),
+     "heed sources add: source.kind: 'fede' is not a kind of source (did you mean 'feed'?)"),
     (["sources", "add", "https://a.example/rss", "--kind", "feed", "--render"],
-     "heed: error: sources add: source.render: not an option of kind 'feed' (only agenda sources take it)"),
+     "heed sources add: source.render: not an option of kind 'feed' (only agenda sources take it)"),
     (["sources", "add", "ftp://a.example/rss", "--kind", "feed"],
-     "heed: error: sources add: source.url: not an absolute http(s) URL: 'ftp://a.example/rss'"),
+     "heed sources add: source.url: not an absolute http(s) URL: 'ftp://a.example/rss'"),
     (["sources", "add", "https://a.example/rss", "--kind", "feed", "--option", "write_about"],
-     "heed: error: sources add: --option 'write_about': write KEY=VALUE (e.g. --option write_about=true)"),
+     "heed sources add: --option 'write_about': write KEY=VALUE (e.g. --option write_about=true)"),
     (["sources", "add", "https://a.example/", "--kind", "agenda"],
-     "heed: error: sources add: source.kind: aubebot has no schedule for 'agenda' (it runs: feed)"),
+     "heed sources add: source.kind: aubebot has no schedule for 'agenda' (it runs: feed)"),
 ])
 def test_sources_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
                                        line: str) -> None:
@@ -177,7 +177,7 @@ def test_sources_on_a_stack_that_does_not_exist(capsys: pytest.CaptureFixture[st
 
     aws = Aws(region="eu-west-1", clients={"cloudformation": FakeCloudFormation({}, {})})
     code, _, err = cli(capsys, "sources", "list", "--stack", "nope", aws=aws)
-    assert code == 2 and err.strip() == ("heed: error: sources list: no stack named 'nope' in eu-west-1 "
+    assert code == 2 and err.strip() == ("heed sources list: no stack named 'nope' in eu-west-1 "
                                          "(deployed with sam deploy --config-env <bot>?)")
 
 

@@ -83,4 +83,5 @@ def test_a_state_of_another_bot_is_refused_in_one_line(site: RecordingServer, tm
     code = main(["local", "run", "--bot", "aubebot", "--state", str(tmp_path / "state")])
     err = capsys.readouterr().err
     assert code == 2
-    assert err.strip() == f"heed: error: --state: {tmp_path / 'state'} holds the state of subsidieupdate, not aubebot"
+    assert err.strip() == (f"heed local run: --state: {tmp_path / 'state'} holds the state of subsidieupdate, "
+                           "not aubebot")

@@ -60,20 +60,20 @@ def test_an_unknown_command_ends_in_one_error_line(capsys: pytest.CaptureFixture
     code, _, err = run(capsys, "crawl")
     assert code == 2
     line = one_line(err)
-    assert line.startswith("heed: error: argument command: invalid choice: 'crawl'")
+    assert line.startswith("heed: argument command: invalid choice: 'crawl'")
     assert line.endswith("(see heed --help)")
 
 
 @pytest.mark.parametrize("argv, line", [
-    ([], "heed: error: the following arguments are required: command (see heed --help)"),
-    (["local"], "heed local: error: the following arguments are required: local_command (see heed local --help)"),
+    ([], "heed: the following arguments are required: command (see heed --help)"),
+    (["local"], "heed local: the following arguments are required: local_command (see heed local --help)"),
     (["local", "run", "--bot", "aubebot"],
-     "heed: error: --sources is required (or --state DIR, to crawl the sources kept there)"),
+     "heed local run: --sources is required (or --state DIR, to crawl the sources kept there)"),
     (["robots", "check", "robots.txt", "/"],
-     "heed robots check: error: the following arguments are required: --agent (see heed robots check --help)"),
+     "heed robots check: the following arguments are required: --agent (see heed robots check --help)"),
     (["samconfig", "--check", "--write"],
-     "heed samconfig: error: argument --write: not allowed with argument --check (see heed samconfig --help)"),
-    (["demo", "--colour"], "heed: error: unrecognized arguments: --colour (see heed --help)"),
+     "heed samconfig: argument --write: not allowed with argument --check (see heed samconfig --help)"),
+    (["demo", "--colour"], "heed: unrecognized arguments: --colour (see heed --help)"),
 ])
 def test_a_usage_mistake_is_one_line_with_a_pointer_to_help(capsys: pytest.CaptureFixture[str], argv: list[str],
                                                             line: str) -> None:
@@ -90,14 +90,14 @@ def test_local_run_out_naming_an_existing_file(capsys: pytest.CaptureFixture[str
     code, out, err = run(capsys, "local", "run", "--bot", "aubebot", "--sources", good_sources(tmp_path),
                          "--out", str(tmp_path / "taken"))
     assert (code, out) == (2, "")
-    assert one_line(err) == f"heed: error: --out: {tmp_path / 'taken'} is a file, not a folder"
+    assert one_line(err) == f"heed local run: --out: {tmp_path / 'taken'} is a file, not a folder"
 
 
 def test_demo_out_naming_an_existing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / "taken").write_text("x")
     code, out, err = run(capsys, "demo", "--bot", "aubebot", "--out", str(tmp_path / "taken"))
     assert (code, out) == (2, "")
-    assert one_line(err) == f"heed: error: --out: {tmp_path / 'taken'} is a file, not a folder"
+    assert one_line(err) == f"heed demo: --out: {tmp_path / 'taken'} is a file, not a folder"
 
 
 def test_demo_out_below_an_existing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -105,7 +105,7 @@ def test_demo_out_below_an_existing_file(capsys: pytest.CaptureFixture[str], tmp
     (tmp_path / "taken").write_text("x")
     code, _, err = run(capsys, "demo", "--bot", "aubebot", "--out", str(tmp_path / "taken" / "demo"))
     assert code == 2
-    assert one_line(err) == f"heed: error: --out: cannot write to {tmp_path / 'taken' / 'demo'} (Not a directory)"
+    assert one_line(err) == f"heed demo: --out: cannot write to {tmp_path / 'taken' / 'demo'} (Not a directory)"
 
 
 @pytest.mark.parametrize("command", [["demo", "--bot", "aubebot"], ["local", "run", "--bot", "aubebot"]])
@@ -120,7 +120,8 @@ def test_out_on_a_read_only_file_system(capsys: pytest.CaptureFixture[str], tmp_
         command = [*command, "--sources", good_sources(tmp_path)]
     code, out, err = run(capsys, *command, "--out", str(tmp_path / "out"))
     assert (code, out) == (2, "")
-    assert one_line(err) == f"heed: error: --out: cannot write to {tmp_path / 'out'} (Read-only file system)"
+    prog = " ".join(command[:2]) if command[0] == "local" else command[0]
+    assert one_line(err) == f"heed {prog}: --out: cannot write to {tmp_path / 'out'} (Read-only file system)"
 
 
 def test_an_existing_folder_that_refuses_writes(capsys: pytest.CaptureFixture[str], tmp_path: Path,
@@ -134,7 +135,7 @@ def test_an_existing_folder_that_refuses_writes(capsys: pytest.CaptureFixture[st
     monkeypatch.setattr(tempfile, "NamedTemporaryFile", refuse)
     code, _, err = run(capsys, "demo", "--bot", "aubebot", "--out", str(tmp_path))
     assert code == 2
-    assert one_line(err) == f"heed: error: --out: cannot write to {tmp_path} (Read-only file system)"
+    assert one_line(err) == f"heed demo: --out: cannot write to {tmp_path} (Read-only file system)"
 
 
 def test_a_file_system_error_in_the_middle_of_a_run_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path,
@@ -147,7 +148,7 @@ def test_a_file_system_error_in_the_middle_of_a_run_is_one_line(capsys: pytest.C
     monkeypatch.setattr(heed.demo.run, "run_demo", full)
     code, _, err = run(capsys, "demo", "--bot", "aubebot", "--out", str(tmp_path))
     assert code == 1
-    assert one_line(err) == f"heed: error: {tmp_path / 'aubebot' / 'requests.jsonl'}: No space left on device"
+    assert one_line(err) == f"heed demo: {tmp_path / 'aubebot' / 'requests.jsonl'}: No space left on device"
 
 
 def test_samconfig_write_where_it_cannot(capsys: pytest.CaptureFixture[str], tmp_path: Path,
@@ -159,7 +160,7 @@ def test_samconfig_write_where_it_cannot(capsys: pytest.CaptureFixture[str], tmp
     monkeypatch.setattr(Path, "write_text", read_only)
     code, out, err = run(capsys, "samconfig", "--write")
     assert (code, out) == (1, "")
-    assert one_line(err) == "heed: error: samconfig.toml: Read-only file system"
+    assert one_line(err) == "heed samconfig: samconfig.toml: Read-only file system"
 
 
 def test_samconfig_check_outside_the_checkout(capsys: pytest.CaptureFixture[str], tmp_path: Path,
@@ -202,7 +203,7 @@ def test_explain_a_url_never_seen_says_so_in_one_line(capsys: pytest.CaptureFixt
     out = _run_output(tmp_path)
     code, stdout, err = run(capsys, "explain", "https://elsewhere.example/", "--out", str(out))
     assert (code, stdout) == (1, "")
-    assert one_line(err) == f"heed: no request, skip or result of https://elsewhere.example/ in {out}"
+    assert one_line(err) == f"heed explain: no request, skip or result of https://elsewhere.example/ in {out}"
 
 
 def test_explain_a_prefix_never_seen_says_so_in_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -236,7 +237,7 @@ def test_explain_a_file_that_is_not_a_run_output(capsys: pytest.CaptureFixture[s
     (out / "skips.jsonl").write_text("this is not json\n")
     code, _, err = run(capsys, "explain", FEED, "--out", str(out))
     assert code == 2
-    assert one_line(err) == f"heed: error: {out / 'skips.jsonl'}:1: not a JSON record (is this a heed run's output?)"
+    assert one_line(err) == f"heed explain: {out / 'skips.jsonl'}:1: not a JSON record (is this a heed run's output?)"
 
 
 # --- local run: times and numbers ----------------------------------------------------------------
@@ -247,7 +248,7 @@ def test_local_run_patience_must_be_seconds(capsys: pytest.CaptureFixture[str], 
     code, _, err = run(capsys, "local", "run", "--bot", "aubebot", "--sources", good_sources(tmp_path),
                        "--patience", value)
     assert code == 2
-    assert one_line(err) == (f"heed local run: error: argument --patience: {value!r} is not a number of "
+    assert one_line(err) == (f"heed local run: argument --patience: {value!r} is not a number of "
                              "seconds >= 0 (see heed local run --help)")
 
 
@@ -255,7 +256,7 @@ def test_local_run_until_before_start(capsys: pytest.CaptureFixture[str], tmp_pa
     code, _, err = run(capsys, "local", "run", "--bot", "aubebot", "--sources", good_sources(tmp_path),
                        "--start", "2026-11-30T06:00:00Z", "--until", "2026-11-29T06:00:00Z")
     assert code == 2
-    assert one_line(err) == "heed: error: --until is before --start"
+    assert one_line(err) == "heed local run: --until is before --start"
 
 
 @pytest.mark.parametrize("flag", ["--start", "--until"])
@@ -263,19 +264,19 @@ def test_local_run_times_must_be_iso_8601(capsys: pytest.CaptureFixture[str], tm
     code, _, err = run(capsys, "local", "run", "--bot", "aubebot", "--sources", good_sources(tmp_path),
                        flag, "2026-13-01")
     assert code == 2
-    assert one_line(err).startswith(f"heed: error: {flag}: '2026-13-01' is not an ISO 8601 time")
+    assert one_line(err).startswith(f"heed local run: {flag}: '2026-13-01' is not an ISO 8601 time")
 
 
 def test_local_run_unknown_bot(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = run(capsys, "local", "run", "--bot", "aubebto", "--sources", good_sources(tmp_path))
     assert code == 2
-    assert one_line(err).startswith("heed: error: aubebto: no such profile file and not a built-in bot")
+    assert one_line(err).startswith("heed local run: aubebto: no such profile file and not a built-in bot")
 
 
 # --- local run: the sources file -----------------------------------------------------------------
 
 SOURCE_MISTAKES = [
-    # (bot, sources YAML, the one line after "heed: error: <file>: ")
+    # (bot, sources YAML, the one line after "heed local run: <file>: ")
     pytest.param("praha-x", "sources:\n  - {url: 'https://praha.example/rss', kind: feed, write_abuot: true}\n",
                  "sources[0].write_abuot: unknown option for kind 'feed' (did you mean 'write_about'?)",
                  id="misspelled-option"),
@@ -356,7 +357,7 @@ def test_local_run_sources_mistake_is_one_line(capsys: pytest.CaptureFixture[str
     path = sources(tmp_path, text)
     code, out, err = run(capsys, "local", "run", "--bot", bot, "--sources", path, "--out", str(tmp_path / "out"))
     assert (code, out) == (2, "")
-    assert one_line(err) == f"heed: error: {path}: {line}"
+    assert one_line(err) == f"heed local run: {path}: {line}"
     assert not (tmp_path / "out").exists()  # nothing started
 
 
@@ -368,7 +369,7 @@ def test_local_run_a_sitemap_source_is_its_own_sitemap(capsys: pytest.CaptureFix
                              "sitemaps: ['https://news.example/other.xml']}\n")
     code, _, err = run(capsys, "local", "run", "--bot", str(bot), "--sources", path)
     assert code == 2
-    assert one_line(err) == (f"heed: error: {path}: sources[0].sitemaps: not an option of kind 'sitemap' "
+    assert one_line(err) == (f"heed local run: {path}: sources[0].sitemaps: not an option of kind 'sitemap' "
                              "(only agenda and subsidy sources take it)")
 
 
@@ -376,7 +377,7 @@ def test_local_run_sources_file_missing_or_a_folder(capsys: pytest.CaptureFixtur
     for path, why in ((tmp_path / "missing.yaml", "No such file or directory"), (tmp_path, "Is a directory")):
         code, _, err = run(capsys, "local", "run", "--bot", "aubebot", "--sources", str(path))
         assert code == 2
-        assert one_line(err) == f"heed: error: {path}: cannot read ({why})"
+        assert one_line(err) == f"heed local run: {path}: cannot read ({why})"
 
 
 def test_local_run_sources_not_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -384,7 +385,7 @@ def test_local_run_sources_not_utf8(capsys: pytest.CaptureFixture[str], tmp_path
     path.write_bytes("sources:\n  - {url: 'https://caf\xe9.example/', kind: feed}\n".encode("latin-1"))
     code, _, err = run(capsys, "local", "run", "--bot", "aubebot", "--sources", str(path))
     assert code == 2
-    assert one_line(err) == f"heed: error: {path}: not UTF-8 text"
+    assert one_line(err) == f"heed local run: {path}: not UTF-8 text"
 
 
 def test_every_documented_source_option_is_accepted(tmp_path: Path) -> None:
@@ -412,15 +413,15 @@ def test_every_documented_source_option_is_accepted(tmp_path: Path) -> None:
 def test_demo_unknown_bot_suggests_the_close_one(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = run(capsys, "demo", "--bot", "aubebto", "--out", str(tmp_path))
     assert code == 2
-    assert one_line(err) == "heed: error: --bot: unknown bot 'aubebto' (did you mean 'aubebot'?)"
+    assert one_line(err) == "heed demo: --bot: unknown bot 'aubebto' (did you mean 'aubebot'?)"
 
 
 def test_robots_check_a_url_that_is_not_one(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     robots = tmp_path / "robots.txt"
     robots.write_text("User-agent: *\nDisallow: /\n")
     code, out, err = run(capsys, "robots", "check", str(robots), "not a url", "--agent", "AubeBot")
-    assert (code, err) == (2, "")
-    assert json.loads(one_line(out)) == {"error": "url 'not a url' is not an absolute http(s) URL or a /path"}
+    assert (code, out) == (2, "")  # a mistake is a line on stderr, never an answer on stdout
+    assert one_line(err) == "heed robots check: 'not a url' is not an absolute http(s) URL or a /path"
 
 
 def test_robots_check_a_path_and_a_url_still_work(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -432,15 +433,25 @@ def test_robots_check_a_path_and_a_url_still_work(capsys: pytest.CaptureFixture[
 
 
 def test_robots_check_a_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, _ = run(capsys, "robots", "check", str(tmp_path / "none.txt"), "/", "--agent", "AubeBot")
-    assert code == 2
-    assert "cannot read" in json.loads(one_line(out))["error"]
+    code, out, err = run(capsys, "robots", "check", str(tmp_path / "none.txt"), "/", "--agent", "AubeBot")
+    assert (code, out) == (2, "")
+    assert one_line(err).startswith(f"heed robots check: {tmp_path / 'none.txt'}: cannot read")
+
+
+def test_robots_check_says_which_token_a_user_agent_was_read_as(capsys: pytest.CaptureFixture[str],
+                                                                tmp_path: Path) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_text("User-agent: *\nDisallow: /\n\nUser-agent: myaube\nAllow: /\n")
+    agent = "Mozilla/5.0 (compatible; MyAube/0.1; +https://my.example/bot)"
+    code, out, err = run(capsys, "robots", "check", str(robots), "/x", "--agent", agent)
+    assert code == 0 and json.loads(out)["group"] == "myaube"
+    assert err == f"heed robots check: read as the token 'MyAube' (from {agent!r})\n"
 
 
 def test_profile_show_unknown_bot(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "profile", "show", "aubebto")
     assert (code, out) == (2, "")
-    assert one_line(err).startswith("heed: error: aubebto: no such profile file and not a built-in bot")
+    assert one_line(err).startswith("heed profile show: aubebto: no such profile file and not a built-in bot")
 
 
 def test_profile_show_a_bad_profile_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -448,7 +459,7 @@ def test_profile_show_a_bad_profile_file(capsys: pytest.CaptureFixture[str], tmp
     path.write_text("extends: aubebot\npoliteness: [1, 2\n")
     code, _, err = run(capsys, "profile", "show", str(path))
     assert code == 2
-    assert one_line(err).startswith("heed: error:")
+    assert one_line(err).startswith("heed profile show:")
 
 
 @pytest.fixture
@@ -460,13 +471,13 @@ def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatc
 def test_operator_without_a_region(capsys: pytest.CaptureFixture[str], no_aws: pytest.MonkeyPatch) -> None:
     code, _, err = run(capsys, "operator", "--table", "heed-state", "blocks")
     assert code == 2
-    assert one_line(err) == "heed: error: operator: no AWS region (give --region or set AWS_REGION)"
+    assert one_line(err) == "heed operator blocks: no AWS region (give --region or set AWS_REGION)"
 
 
 def test_operator_without_credentials(capsys: pytest.CaptureFixture[str], no_aws: pytest.MonkeyPatch) -> None:
     code, _, err = run(capsys, "operator", "--table", "heed-state", "--region", "eu-west-1", "blocks")
     assert code == 2
-    assert one_line(err) == "heed: error: operator: no AWS credentials (configure them as for the AWS CLI)"
+    assert one_line(err) == "heed operator blocks: no AWS credentials (configure them as for the AWS CLI)"
 
 
 @pytest.mark.parametrize("command", [["blocks"], ["block", "example.com"], ["unblock", "example.com"],
@@ -481,7 +492,7 @@ def test_operator_on_a_table_that_does_not_exist(capsys: pytest.CaptureFixture[s
         code, _, err = run(capsys, "operator", "--table", "no-such-table", "--region", "eu-west-1", *command)
     assert code == 2
     line = one_line(err)
-    assert line.startswith("heed: error: operator: table no-such-table: ResourceNotFoundException"), line
+    assert line.startswith(f"heed operator {command[0]}: table no-such-table: ResourceNotFoundException"), line
 
 
 @pytest.mark.parametrize("domain", ["https://example.com/", "example.com/path", "ex ample.com", "", ".",
@@ -490,5 +501,5 @@ def test_operator_on_a_table_that_does_not_exist(capsys: pytest.CaptureFixture[s
 def test_operator_names_a_domain_not_a_url(capsys: pytest.CaptureFixture[str], command: str, domain: str) -> None:
     code, _, err = run(capsys, "operator", "--table", "heed-state", "--region", "eu-west-1", command, domain)
     assert code == 2
-    assert one_line(err) == (f"heed: error: {domain!r} is not a domain name (e.g. example.com, without http:// "
-                             "or a path)")
+    assert one_line(err) == (f"heed operator {command}: {domain!r} is not a domain name (e.g. example.com, "
+                             "without http:// or a path)")

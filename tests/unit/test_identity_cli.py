@@ -2,7 +2,6 @@
 a non-zero exit and no traceback."""
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -15,7 +14,7 @@ from heed_core.identity.keys import read_key_file
 from heed_core.identity.signing import WebBotAuthSigner
 from heed_core.ports import FakeClock
 
-from heed import identity_cli
+from heed.cli import main
 
 AGENT = "https://aube.news/.well-known/http-message-signatures-directory"
 T = 1_750_000_000  # in the past: "now" finds its signatures expired
@@ -24,11 +23,8 @@ T = 1_750_000_000  # in the past: "now" finds its signatures expired
 @pytest.fixture()
 def heed(monkeypatch, capsys):
     def run(*argv: str, stdin: str = "") -> tuple[int, str, str]:
-        parser = argparse.ArgumentParser(prog="heed")
-        identity_cli.register(parser.add_subparsers(dest="command", required=True))
-        args = parser.parse_args(list(argv))
         monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-        code = args.func(args)
+        code = main(list(argv))  # as a user runs it: the errors told by heed.cli.main
         out, err = capsys.readouterr()
         return code, out, err
 
@@ -48,7 +44,7 @@ def bot(tmp_path, heed, monkeypatch):
 
 def one_line_error(code: int, err: str) -> None:
     assert code == 2
-    assert err.startswith("heed: error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("heed identity ") and err.count("\n") == 1 and "Traceback" not in err
 
 
 def captured(key, url="https://www.example.nl/subsidies") -> dict:

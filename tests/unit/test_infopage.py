@@ -394,7 +394,7 @@ def test_cli_a_profile_file_with_a_typo_is_one_line(tmp_path: Path, capsys: pyte
     bad.write_text("extends: aubebot\npoliteness:\n  min_dealy_s: 5\n", encoding="utf-8")
     assert cli.main(["info-page", str(bad), "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err == "heed: error: politeness.min_dealy_s: unknown key (did you mean min_delay_s?)\n"
+    assert err == "heed info-page: politeness.min_dealy_s: unknown key (did you mean min_delay_s?)\n"
 
 
 def test_the_pages_pass_the_nu_html_checker(tmp_path: Path) -> None:

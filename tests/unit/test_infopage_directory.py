@@ -63,4 +63,4 @@ def test_an_unreadable_key_is_one_line_naming_the_section(tmp_path: Path, capsys
         write_info_page(load_profile(str(profile)), tmp_path / "out")
     assert cli.main(["info-page", str(profile), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("heed: error: identity.web_bot_auth: ") and len(err.splitlines()) == 1
+    assert err.startswith("heed info-page: identity.web_bot_auth: ") and len(err.splitlines()) == 1

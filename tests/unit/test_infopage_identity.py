@@ -161,4 +161,4 @@ def test_the_cli_writes_a_signing_bots_directory_and_a_bad_key_is_one_line(
     key_file.chmod(0o644)
     assert cli.main(["info-page", str(bot), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("heed: error: identity.web_bot_auth: ") and "chmod 600" in err and err.count("\n") == 1
+    assert err.startswith("heed info-page: identity.web_bot_auth: ") and "chmod 600" in err and err.count("\n") == 1

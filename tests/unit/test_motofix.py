@@ -310,3 +310,37 @@ def test_fifo_deduplication_drops_what_moto_drops_without_comparing_every_messag
         m.sent_timestamp -= (models.DEDUPLICATION_TIME_IN_SECONDS + 1) * 1000
     sqs.send_message(QueueUrl=url, MessageBody="y2", MessageGroupId="g", MessageDeduplicationId="other")
     assert [m.body for m in queue._messages] == ["y", "x3", "y2"]
+
+
+def test_another_moto_is_refused_in_one_line(monkeypatch) -> None:
+    import importlib.metadata
+
+    from heed_core.errors import ConfigError
+
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "5.3.1" if name == "moto" else "0")
+    with pytest.raises(ConfigError, match=r"tested on moto>=5\.2\.5,<5\.3, and moto 5\.3\.1 is installed"):
+        motofix.check_version()
+
+
+def test_undo_puts_moto_back_once_the_last_run_is_over() -> None:
+    from moto.dynamodb.responses import DynamoHandler
+    from moto.sqs import models
+
+    held = motofix._applied  # what the tests before this one applied: taken back first, given again after
+    for _ in range(held):
+        motofix.undo()
+    try:
+        shipped = models.Queue.__dict__["attributes"]
+        assert "serialized" not in DynamoHandler.__dict__
+        motofix.apply()
+        motofix.apply()  # a second run beside the first
+        assert models.Queue.__dict__["attributes"] is not shipped and "serialized" in DynamoHandler.__dict__
+        motofix.undo()
+        assert models.Queue.__dict__["attributes"] is not shipped  # the other run still needs them
+        motofix.undo()
+        # THEN moto is as it ships: its own property, and no attribute it only inherited left set
+        assert models.Queue.__dict__["attributes"] is shipped and motofix._undo == []
+        assert "serialized" not in DynamoHandler.__dict__
+    finally:
+        for _ in range(held):
+            motofix.apply()

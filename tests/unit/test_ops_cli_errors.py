@@ -32,7 +32,7 @@ def test_on_a_stack_without_a_region(capsys: pytest.CaptureFixture[str], no_aws:
     out, err = capsys.readouterr()
     assert (code, out) == (2, "")
     assert err.strip().splitlines() == [
-        f"heed: error: {_name(command)}: no AWS region: give --region or set AWS_REGION"]
+        f"heed {_name(command)}: no AWS region: give --region or set AWS_REGION"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -41,7 +41,7 @@ def test_on_a_stack_without_credentials(capsys: pytest.CaptureFixture[str], no_a
     code = main([*command, "--stack", "heed-aubebot", "--region", "eu-west-1"])
     _, err = capsys.readouterr()
     assert code == 2
-    assert err.strip().splitlines() == [f"heed: error: {_name(command)}: no AWS credentials (configure them as for the "
+    assert err.strip().splitlines() == [f"heed {_name(command)}: no AWS credentials (configure them as for the "
                                         "AWS CLI, or give --profile)"]
 
 
@@ -52,15 +52,13 @@ def test_with_an_unknown_aws_profile(capsys: pytest.CaptureFixture[str], no_aws:
     _, err = capsys.readouterr()
     assert code == 2
     assert err.strip().splitlines() == [
-        f"heed: error: {_name(command)}: no AWS profile named 'ops' (see ~/.aws/config)"]
+        f"heed {_name(command)}: no AWS profile named 'ops' (see ~/.aws/config)"]
 
 
 @pytest.mark.parametrize("command", [c for c in COMMANDS if c[0] != "explain"])
 def test_a_target_is_required(capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
-    with pytest.raises(SystemExit) as exc:
-        main(command)
+    assert main(command) == 2  # argparse's mistake, told in one line like every other
     _, err = capsys.readouterr()
-    assert exc.value.code == 2
     [line] = err.strip().splitlines()
     assert "one of the arguments --stack --state is required" in line
 
@@ -69,7 +67,7 @@ def test_explain_flags_of_the_state_form_with_out(capsys: pytest.CaptureFixture[
     code = main(["explain", "https://example.com/", "--out", str(tmp_path), "--json"])
     _, err = capsys.readouterr()
     assert code == 2
-    assert err.strip() == "heed: error: --region, --profile, --bot and --json go with --stack or --state, not --out"
+    assert err.strip() == "heed explain: --region, --profile, --bot and --json go with --stack or --state, not --out"
 
 
 def test_explain_a_bad_url_on_a_state_dir(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -77,8 +75,8 @@ def test_explain_a_bad_url_on_a_state_dir(capsys: pytest.CaptureFixture[str], tm
     capsys.readouterr()
     code = main(["explain", "not a url", "--state", str(tmp_path / "s"), "--bot", "aubebot"])
     _, err = capsys.readouterr()
-    assert code == 2 and err.strip() == "heed: error: explain: 'not a url' is not an absolute http(s) URL"
+    assert code == 2 and err.strip() == "heed explain: 'not a url' is not an absolute http(s) URL"
     code = main(["explain", "https://example.com/", "--state", str(tmp_path / "s")])
     _, err = capsys.readouterr()
     assert code == 2
-    assert err.strip() == f"heed: error: explain: which bot? state {tmp_path / 's'} does not say: give --bot NAME"
+    assert err.strip() == f"heed explain: which bot? state {tmp_path / 's'} does not say: give --bot NAME"

@@ -116,7 +116,7 @@ def test_new_bot_mistakes_are_one_line(argv: list[str], message: str, tmp_path: 
                                        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, "new-bot", *argv)
-    assert (code, out) == (2, "") and err.startswith(f"heed: error: {message}") and err.count("\n") == 1
+    assert (code, out) == (2, "") and err.startswith(f"heed new-bot: {message}") and err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
 
 
@@ -124,7 +124,7 @@ def test_new_bot_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[
     out = tmp_path / "mine.yaml"
     out.write_text("mine\n", encoding="utf-8")
     code, _, err = run(capsys, "new-bot", "mine", "--language", "en", "--out", str(out))
-    assert code == 2 and err == f"heed: error: --out: {out} exists (give another --out, or remove it)\n"
+    assert code == 2 and err == f"heed new-bot: --out: {out} exists (give another --out, or remove it)\n"
     assert out.read_text(encoding="utf-8") == "mine\n"
 
 
@@ -142,8 +142,8 @@ def test_info_page_of_a_derived_profile_without_its_identity_exits_2_naming_the_
     # WHEN its page is asked for THEN one line names every identity key it still takes from AubeBot
     code, out, err = run(capsys, "info-page", str(mine), "--out", str(tmp_path / "site"))
     assert (code, out) == (2, "")
-    assert err == (f"heed: error: {mine}: identity inherited from aubebot: name, user_agent, robots_token, info_url, "
-                   "contact, info_page.texts (a bot of its own sets its own; heed new-bot NAME --language LL "
+    assert err == (f"heed info-page: {mine}: identity inherited from aubebot: name, user_agent, robots_token, "
+                   "info_url, contact, info_page.texts (a bot of its own sets its own; heed new-bot NAME --language LL "
                    "--extends aubebot writes them to fill in)\n")
     assert not (tmp_path / "site").exists()  # nothing under AubeBot's name was written
 
@@ -170,7 +170,7 @@ def test_info_page_refuses_a_page_still_marked_write_me(tmp_path: Path, capsys: 
     path.write_text(new_bot_text("mybot", "en", "aubebot"), encoding="utf-8")
     code, _, err = run(capsys, "info-page", str(path), "--out", str(tmp_path / "site"))
     assert code == 2 and err.count("\n") == 1
-    assert err.startswith(f"heed: error: {path}: still to write: user_agent, info_url, contact, "
+    assert err.startswith(f"heed info-page: {path}: still to write: user_agent, info_url, contact, "
                           "info_page.texts.en.lead, info_page.texts.en.about[0], ")
     assert [k for k, _ in unwritten(load_profile(str(path)))][-1] == "info_page.texts.en.keeps[0]"
 

@@ -8,15 +8,17 @@ from pathlib import Path
 import pytest
 from protego import Protego
 
+from heed_core.errors import ConfigError
 from heed_core.robots import (
     MAX_ROBOTS_BYTES,
     RobotsTxt,
     Verdict,
-    check_command,
     effective_delay,
     explain,
     parse_robots,
 )
+
+from heed.robots_cli import check
 
 _ = pytest.param
 _HEAD = b"User-agent: *\nDisallow: /\n"
@@ -300,25 +302,34 @@ def test_explain_is_json_able() -> None:
         "crawl_delay": 1e9, "effective_delay": 10}
 
 
-# --- CLI backend ---
+# --- CLI backend (heed robots check) ---
 
 def test_check_command_exit_codes(tmp_path: Path) -> None:
     path = tmp_path / "robots.txt"
     path.write_bytes(b"User-agent: SpringStudioBot\nCrawl-delay: 15\nDisallow: /private/\n")
-    out, code = check_command(str(path), "https://s.example/private/a", "SpringStudioBot/1.0")
-    assert (out, code) == ({"allowed": False, "group": "springstudiobot", "rule": "Disallow: /private/",
-                            "line": 3, "crawl_delay": 15.0, "truncated": False, "not_text": False}, 1)
-    assert check_command(str(path), "https://s.example/public", "SpringStudioBot")[1] == 0
-    out, code = check_command(str(tmp_path / "missing.txt"), "/", "SpringStudioBot")
-    assert code == 2 and "missing.txt" in out["error"]
-    assert check_command(str(tmp_path), "/", "SpringStudioBot")[1] == 2  # a directory
-    assert check_command(str(path), "/", "/1.0")[1] == 2  # no product token
+    out, code = check(str(path), "https://s.example/private/a", "SpringStudioBot/1.0")
+    assert (out, code) == ({"allowed": False, "token": "SpringStudioBot", "group": "springstudiobot",
+                            "rule": "Disallow: /private/", "line": 3, "crawl_delay": 15.0, "truncated": False}, 1)
+    assert check(str(path), "https://s.example/public", "SpringStudioBot")[1] == 0
+    with pytest.raises(ConfigError, match="missing.txt: cannot read"):
+        check(str(tmp_path / "missing.txt"), "/", "SpringStudioBot")
+    with pytest.raises(ConfigError, match="cannot read"):
+        check(str(tmp_path), "/", "SpringStudioBot")  # a directory
+    with pytest.raises(ConfigError, match="names no product token"):
+        check(str(path), "/", "/1.0")
+
+
+def test_check_reads_a_whole_user_agent_as_its_own_token(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(b"User-agent: *\nDisallow: /\n\nUser-agent: myaube\nAllow: /\n")
+    out, code = check(str(path), "/x", "Mozilla/5.0 (compatible; MyAube/0.1; +https://my.example/bot)")
+    assert (out["token"], out["group"], code) == ("MyAube", "myaube", 0)
 
 
 def test_check_command_reads_only_the_limit(tmp_path: Path) -> None:
     path = tmp_path / "robots.txt"
     path.write_bytes(b"User-agent: *\n" + b"#" * MAX_ROBOTS_BYTES + b"\nDisallow: /\n")
-    out, code = check_command(str(path), "/x", "a")
+    out, code = check(str(path), "/x", "a")
     # THEN the answer says the file was cut instead of allowing silently (RFC 9309 2.5)
     assert (out["allowed"], out["truncated"], code) == (True, True, 0)
     assert "500 KiB" in out["warning"]
@@ -330,22 +341,27 @@ def test_check_command_reads_only_the_limit(tmp_path: Path) -> None:
     _(b"User-agent: *\x00Disallow: /x", id="nul_byte"),
     _(bytes(range(128, 256)) * 8, id="undecodable"),
 ])
-def test_check_command_says_when_the_file_is_not_text(tmp_path: Path, body: bytes) -> None:
+def test_check_command_refuses_a_file_that_is_not_text(tmp_path: Path, body: bytes) -> None:
     # GIVEN a "robots.txt" that is not text
     path = tmp_path / "robots.txt"
     path.write_bytes(body)
-    # WHEN it is checked
-    out, _code = check_command(str(path), "/x", "a")
-    # THEN the JSON says so, with a warning, rather than a silent allow
-    assert out["not_text"] is True
-    assert "not text" in out["warning"]
+    # WHEN it is checked THEN there is no answer (no silent allow), and the line says why
+    with pytest.raises(ConfigError, match="not text"):
+        check(str(path), "/x", "a")
+
+
+def test_check_command_refuses_an_html_error_page(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(b"<!DOCTYPE html><html><head><title>404</title></head><body>Not found</body></html>")
+    with pytest.raises(ConfigError, match="an HTML page, not a robots.txt"):
+        check(str(path), "/x", "a")
 
 
 def test_check_command_text_file_has_no_warning(tmp_path: Path) -> None:
     path = tmp_path / "robots.txt"
     path.write_text("# Robots für alle\nUser-agent: *\nDisallow: /privé/\n", encoding="utf-8")
-    out, code = check_command(str(path), "/privé/x", "a")
-    assert (out["allowed"], out["truncated"], out["not_text"], code) == (False, False, False, 1)
+    out, code = check(str(path), "/privé/x", "a")
+    assert (out["allowed"], out["truncated"], code) == (False, False, 1)
     assert "warning" not in out
 
 

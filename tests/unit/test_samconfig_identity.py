@@ -71,6 +71,6 @@ def test_samconfig_reports_a_profile_mistake_in_one_line(monkeypatch: pytest.Mon
     import heed.samconfig as samconfig
 
     monkeypatch.setattr(samconfig, "load_profile", lambda bot: signing(enabled=True, key_file="bot.pem"))
-    assert main([]) == 1
+    assert main([]) == 2  # a profile mistake: exit 2, as every command says one
     err = capsys.readouterr().err
     assert err.startswith("heed samconfig: aubebot: identity.web_bot_auth.key_secret: missing") and err.count("\n") == 1

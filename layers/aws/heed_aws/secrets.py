@@ -8,6 +8,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from heed_core.errors import TransientError
 from heed_core.identity.keys import IdentityError, private_key_from_pem
 
 __all__ = ["SecretUnavailable", "load_private_key", "parse_key_secret"]
@@ -20,8 +21,10 @@ _FINAL = frozenset({
 })
 
 
-class SecretUnavailable(RuntimeError):
+class SecretUnavailable(TransientError, RuntimeError):
     """Throttling, a service error or the network: try again later; says nothing of the key."""
+
+    code = "secret_unavailable"
 
 
 def parse_key_secret(ref: str) -> tuple[str, str]:

@@ -466,8 +466,11 @@ class Crawler:
     def _record_request(self, result: FetchResult, purpose: str, source: str) -> None:
         if not result.sent:
             # Refused before any byte left (e.g. private_address): a skip, not a request.
+            detail = "refused before connecting"
+            if result.error == "private_address":
+                detail += ": a private, loopback or link-local address (a local run opts in with --allow-private)"
             self.journal.skip({"bot": self.p.name, "url": result.url, "reason": result.error or "refused",
-                               "detail": "refused before connecting", "purpose": purpose, "source": source,
+                               "detail": detail, "purpose": purpose, "source": source,
                                "t": iso(result.t_end or self.clock.now())})
             return
         rec: dict[str, Any] = {"bot": self.p.name, "t_start": iso(result.t_start), "t_end": iso(result.t_end),

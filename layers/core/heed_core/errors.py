@@ -1,4 +1,4 @@
-"""The three kinds of failure, so callers branch on a type and never on a message.
+"""One family of failures, so callers branch on a type and never on a message.
 
 - ``TransientError``: the world is busy (throttling, a timeout, an AWS 5xx, a lost race on a
   conditional write). The token is hidden and tried again; the work item is not charged.
@@ -25,15 +25,28 @@ def one_line(message: str) -> str:
 
 
 class HeedError(Exception):
-    """The base of every error Heed raises on purpose."""
+    """The base of every error Heed raises on purpose. ``code`` is stable (logs, ``--json``);
+    ``exit_code`` is what the command line exits with when one reaches it (``heed.cli.main``
+    maps the family once, for every command): 2 for a person's mistake, 1 otherwise."""
+
+    code = "error"
+    exit_code = 1
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(one_line(message))
 
 
 class TransientError(HeedError):
     """Retry later; the work item is not at fault (throttling, timeouts, AWS 5xx, races)."""
 
+    code = "transient"
+
 
 class InputError(HeedError):
     """The input cannot be used; the caller records a skip with ``reason`` and goes on."""
+
+    code = "bad_input"
+    exit_code = 2
 
     def __init__(self, message: str, *, reason: str = "bad_input") -> None:
         super().__init__(message)
@@ -41,12 +54,15 @@ class InputError(HeedError):
 
 
 class ConfigError(HeedError):
-    """A bad profile, sources file or template: refused at start with one line (``one_line``)."""
+    """A bad profile, sources file, state directory, command line or template: one line at
+    start (``one_line``), nothing runs."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(one_line(message))
+    code = "config"
+    exit_code = 2
 
 
 class ServiceFault(HeedError):
     """A call refused for a reason retrying cannot mend soon (permissions, validation): a fault
     of the deployment, never of the work item in hand."""
+
+    code = "service_fault"

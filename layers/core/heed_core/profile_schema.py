@@ -18,15 +18,14 @@ from dataclasses import MISSING, dataclass
 from functools import cache
 from typing import Any, Literal, Union
 
-from heed_core.errors import one_line
+from heed_core.errors import ConfigError
 
 
-class ProfileError(ValueError):
+class ProfileError(ConfigError, ValueError):
     """A profile that cannot be used. The message names the key and the reason, on one line
     (a key or value that holds a line break is shown escaped)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(one_line(message))
+    code = "bad_profile"
 
 
 Check = Callable[[Any], "str | None"]  # None when the value is fine, else the reason

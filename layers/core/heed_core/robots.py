@@ -12,7 +12,6 @@ __all__ = [
     "RobotsTxt",
     "UsageLine",
     "Verdict",
-    "check_command",
     "effective_delay",
     "explain",
     "parse_robots",
@@ -168,6 +167,24 @@ class RobotsTxt:
         found = [UsageLine(group.name, rule.pattern, pref, rule.line, rule.specificity)
                  for rule, pref in group.usage if rule.matches(path)]
         return tuple(sorted(found, key=lambda u: (-u.specificity, u.line)))
+
+
+_PRODUCT = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)/[0-9]")
+# Product tokens every browser-like User-Agent carries; a crawler's own token is another one.
+_GENERIC_PRODUCTS = frozenset({"mozilla", "applewebkit", "chrome", "chromium", "safari", "gecko", "firefox",
+                               "version", "mobile", "edg", "edge", "opr", "khtml", "like", "compatible"})
+
+
+def token_of_agent(agent: str) -> str:
+    """The robots.txt token a User-Agent string names: the string itself when it is a bare token,
+    else its first product that is not a browser's (``Mozilla/5.0 (compatible; MyAube/0.1; +...)``
+    is ``MyAube``), else its first product."""
+    text = agent.strip()
+    if _TOKEN.fullmatch(text):
+        return text
+    products = [m.group(1) for m in _PRODUCT.finditer(text)]
+    own = [p for p in products if p.lower() not in _GENERIC_PRODUCTS]
+    return (own or products or [product_token(text)])[0]
 
 
 def product_token(agent: str) -> str:
@@ -385,32 +402,3 @@ def explain(
         "crawl_delay": v.crawl_delay,
         "effective_delay": effective_delay(min_delay_s, v.crawl_delay, cap_s),
     }
-
-
-def check_command(robots_file: str, url: str, agent: str) -> tuple[dict[str, Any], int]:
-    """Backend of `heed robots check`: (JSON object, exit code 0 allowed / 1 disallowed / 2 error)."""
-    token = product_token(agent)
-    if not token:
-        return {"error": f"agent {agent!r} has no product token"}, 2
-    try:
-        with open(robots_file, "rb") as handle:
-            body = handle.read(MAX_ROBOTS_BYTES + 1)  # one byte more tells parse_robots to cut
-    except OSError as exc:
-        return {"error": f"cannot read {robots_file}: {exc.strerror or exc}"}, 2
-    robots = parse_robots(body)
-    v = robots.verdict(url, token)
-    out: dict[str, Any] = {"allowed": v.allowed, "group": v.group, "rule": v.rule, "line": v.line,
-                           "crawl_delay": v.crawl_delay, "truncated": robots.truncated,
-                           "not_text": robots.not_text}
-    # An allow read from a file that is not (all) text is no evidence the owner allows it:
-    # say so rather than answer as if the file were fine.
-    warnings = []
-    if robots.not_text:
-        warnings.append("the file is not text (binary or undecodable): its rules, if any, are "
-                        "guesses, and an allow here means only that none could be read")
-    if robots.truncated:
-        warnings.append(f"the file is larger than {MAX_ROBOTS_BYTES // 1024} KiB: only the whole lines "
-                        "before that limit were read (RFC 9309 2.5)")
-    if warnings:
-        out["warning"] = "; ".join(warnings)
-    return out, 0 if v.allowed else 1

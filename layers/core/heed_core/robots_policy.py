@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from heed_core.errors import InputError
 from heed_core.robots import MAX_ROBOTS_BYTES, RobotsTxt, parse_robots
 
 __all__ = [
@@ -31,8 +32,11 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 _CACHE_VERSION = 1
 
 
-class RobotsCacheError(ValueError):
+class RobotsCacheError(InputError, ValueError):
     """A cached robots.txt record that cannot be rebuilt; treat it as a cache miss."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message, reason="bad_robots_cache")
 
 
 @dataclass(frozen=True)

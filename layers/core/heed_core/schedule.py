@@ -5,6 +5,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from heed_core.errors import ConfigError
+
 _RATE = re.compile(r"^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)$")
 _CRON = re.compile(r"^cron\((.*)\)$")
 _UNIT_S = {"minute": 60, "hour": 3600, "day": 86400}
@@ -15,8 +17,10 @@ _MONTH_NAMES = {m: i for i, m in enumerate(
 _SEARCH_DAYS = 366 * 5
 
 
-class ScheduleError(ValueError):
+class ScheduleError(ConfigError, ValueError):
     """An expression EventBridge would reject (or one we do not support)."""
+
+    code = "bad_schedule"
 
 
 @dataclass(frozen=True)

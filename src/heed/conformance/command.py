@@ -11,14 +11,16 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from heed_core.errors import ConfigError
+
 if TYPE_CHECKING:  # `heed --help` should not load the stack
     from heed.conformance.model import Rule
     from heed.conformance.runner import Report
 
 __all__ = ["base_bot", "register", "run", "select"]
 
-class _Mistake(Exception):
-    """A user mistake: one line, exit 2."""
+class _Mistake(ConfigError):
+    """A user mistake: one line, exit 2 (heed.cli.main tells it)."""
 
 
 def register(subparsers: Any) -> None:
@@ -100,11 +102,7 @@ def _progress(line: str) -> None:
 def cmd_conformance(args: argparse.Namespace) -> int:
     from heed.conformance.report import as_json, as_table
 
-    try:
-        report = run(args.bot, args.rule, _progress)
-    except _Mistake as exc:
-        print(f"heed: error: {exc}", file=sys.stderr)
-        return 2
+    report = run(args.bot, args.rule, _progress)
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
     print(as_json(report) if args.json else as_table(report))

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from heed_core.errors import ConfigError
 from heed_core.profile import BUILTIN_BOTS, Profile, load_profile_data
 
 from heed.demo.sources import write_sources
@@ -29,8 +30,7 @@ def run_demo(out: Path, *, bots: list[str] | None = None, progress: Callable[[st
     names = bots or list(BUILTIN_BOTS)
     unknown = [b for b in names if b not in BUILTIN_BOTS]
     if unknown:
-        print(f"heed: error: unknown bot {unknown[0]!r} (known: {', '.join(BUILTIN_BOTS)})", file=sys.stderr)
-        return 2
+        raise ConfigError(f"unknown bot {unknown[0]!r} (known: {', '.join(BUILTIN_BOTS)})")
     web = DemoWeb()
     urls = web.start()
     try:

@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from heed_core.errors import ConfigError
+
 from heed.demo.site import Hit, Route, Site, challenge
 
 __all__ = ["SITES_DIR", "SITE_ORDER", "SiteError", "demo_sites", "load_site"]
@@ -58,8 +60,10 @@ def _yaml(text: str) -> Any:
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
-class SiteError(ValueError):
+class SiteError(ConfigError, ValueError):
     """A site folder that cannot be loaded (a bug in the bundled data, not a runtime condition)."""
+
+    code = "bad_site"
 
 
 def _text(value: Any) -> str:

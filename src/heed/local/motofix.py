@@ -34,15 +34,24 @@ Last, order: SQS promises none across a FIFO queue's message groups, and moto ha
 earliest *sent* visible message first. A host's token is sent once and reused between its
 requests, so with a thousand hosts the hosts sent first came back ahead of the ones still waiting
 for their first turn, every time. ``apply`` hands out the group whose head has waited longest
-first (the order sent within a group, FIFO, is kept)."""
+first (the order sent within a group, FIFO, is kept).
+
+These replace moto's internals, so they hold only for the moto they were tested on: ``apply``
+refuses another version in one line (``TESTED``; pyproject.toml pins the same range), and every
+replacement is undone when the last run that applied them ends (``undo``): code that runs after
+a local run, or beside none, sees moto as it ships."""
 from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["FAST_DYNAMODB_OPS", "apply", "release_requests"]
+__all__ = ["FAST_DYNAMODB_OPS", "TESTED", "apply", "release_requests", "undo"]
+
+# The moto releases these fixes were tested on (tests/unit/test_motofix.py); pyproject.toml pins it.
+TESTED = ((5, 2, 5), (5, 3, 0))  # from, up to (not included)
 
 # The DynamoDB operations whose answers moto builds as plain dicts of the wire's own shape
 # (items, keys, counts, consumed capacity): JSON as they are.
@@ -56,7 +65,9 @@ _COUNTS = {
     "ApproximateNumberOfMessagesDelayed": "approximate_number_of_messages_delayed",
     "ApproximateNumberOfMessagesNotVisible": "approximate_number_of_messages_not_visible",
 }
-_applied = False
+_applied = 0  # runs that applied the fixes and have not undone them yet
+_undo: list[tuple[Any, str, Any]] = []  # (object, attribute, what it held before), in the order set
+_ABSENT = object()  # a class attribute that was only inherited
 fast_dynamodb_answers = True  # False: moto's own serializer (the tests compare the two)
 _original: Any = None  # moto's own property, kept so a test can compare the two
 
@@ -97,10 +108,35 @@ def release_requests() -> None:
     responses_mock.stop()
 
 
+def _set(obj: Any, name: str, value: Any) -> None:
+    """Replace ``obj.name`` with ``value``, remembering what was there (``undo`` puts it back; a
+    class's attribute it only inherited is taken away again)."""
+    before = obj.__dict__.get(name, _ABSENT) if isinstance(obj, type) else getattr(obj, name)
+    _undo.append((obj, name, before))
+    setattr(obj, name, value)
+
+
+def check_version() -> None:
+    """``ConfigError`` (one line, what to do) unless the installed moto is one the fixes were tested on."""
+    from importlib.metadata import version
+
+    from heed_core.errors import ConfigError
+
+    found = version("moto")
+    parts = tuple(int(p) for p in re.findall(r"\d+", found)[:3])
+    low, high = TESTED
+    if not low <= parts < high:
+        want = f"moto>={'.'.join(map(str, low))},<{'.'.join(map(str, high[:2]))}"
+        raise ConfigError(f"the local runtime was tested on {want}, and moto {found} is installed "
+                          f"(pip install '{want}')")
+
+
 def apply() -> None:
-    """Install the fix (idempotent)."""
+    """Install the fixes (once for every run that asks; ``undo`` when each run ends)."""
     global _applied, _original
-    if _applied:
+    check_version()
+    _applied += 1
+    if _applied > 1:
         return
     import time
 
@@ -110,8 +146,8 @@ def apply() -> None:
     # The queue asks the time for every message it looks at (is it visible, delayed?), through
     # a datetime subtraction: the same UTC epoch seconds, read straight from the clock.
     slow_millis, slow_seconds = models.unix_time_millis, models.unix_time
-    models.unix_time_millis = lambda dt=None: time.time() * 1000.0 if dt is None else slow_millis(dt)
-    models.unix_time = lambda dt=None: time.time() if dt is None else slow_seconds(dt)
+    _set(models, "unix_time_millis", lambda dt=None: time.time() * 1000.0 if dt is None else slow_millis(dt))
+    _set(models, "unix_time", lambda dt=None: time.time() if dt is None else slow_seconds(dt))
 
     queue_cls = models.Queue
     original = _original = queue_cls.__dict__["attributes"]
@@ -141,9 +177,24 @@ def apply() -> None:
         return _LazyAttributes(self, fixed)
 
     attributes.__doc__ = original.__doc__
-    queue_cls.attributes = property(attributes)  # type: ignore[assignment]
+    _set(queue_cls, "attributes", property(attributes))
     _per_call_fixes()
-    _applied = True
+
+
+def undo() -> None:
+    """One run is over: when it was the last that applied them, moto is put back as it ships."""
+    global _applied
+    if _applied == 0:
+        return
+    _applied -= 1
+    if _applied:
+        return
+    while _undo:
+        obj, name, value = _undo.pop()
+        if value is _ABSENT:
+            delattr(obj, name)
+        else:
+            setattr(obj, name, value)
 
 
 def _without_none(value: Any) -> Any:
@@ -172,16 +223,16 @@ def _per_call_fixes() -> None:
     from moto.sqs import models
 
     # The public methods of a response class do not change while it runs.
-    responses.method_names_from_class = functools.lru_cache(maxsize=None)(responses.method_names_from_class)
+    _set(responses, "method_names_from_class", functools.lru_cache(maxsize=None)(responses.method_names_from_class))
 
     def get_random_string(self: Any, length: int = 20, include_digits: bool = True, lower_case: bool = False) -> str:
         pool = string.ascii_letters + (string.digits if include_digits else "")
         out = "".join(self.choices(pool, k=length))
         return out.lower() if lower_case else out
 
-    MotoRandom.get_random_string = get_random_string  # type: ignore[method-assign]
+    _set(MotoRandom, "get_random_string", get_random_string)
     random = models.random
-    models.generate_receipt_handle = lambda: "".join(random.choices(string.ascii_lowercase, k=185))
+    _set(models, "generate_receipt_handle", lambda: "".join(random.choices(string.ascii_lowercase, k=185)))
 
     slow_serialized = DynamoHandler.serialized
 
@@ -196,9 +247,9 @@ def _per_call_fixes() -> None:
             return 200, headers, body
         return slow_serialized(self, action_result)
 
-    DynamoHandler.serialized = serialized  # type: ignore[method-assign]
+    _set(DynamoHandler, "serialized", serialized)
 
-    models.Queue.messages = property(_visible_oldest_first)  # type: ignore[assignment]
+    _set(models.Queue, "messages", property(_visible_oldest_first))
     slow_add = models.Queue.add_message
 
     def add_message(self: Any, message: Any) -> None:
@@ -223,10 +274,10 @@ def _per_call_fixes() -> None:
             self._messages_lock.notify_all()
 
     add_message.__wrapped__ = slow_add  # type: ignore[attr-defined]  # moto's own (the tests compare the two)
-    models.Queue.add_message = add_message  # type: ignore[method-assign]
+    _set(models.Queue, "add_message", add_message)
     # Every message handed out is deep-copied (so filtering its attributes leaves the queue's
     # own alone), its list of every receipt handle it ever had included: two levels suffice.
-    models.Message.__deepcopy__ = _message_copy  # type: ignore[attr-defined]
+    _set(models.Message, "__deepcopy__", _message_copy)
 
     # A condition's tokens depend on its text alone, and every commit sends the same text.
     from collections import deque
@@ -246,7 +297,7 @@ def _per_call_fixes() -> None:
         return deque(nodes)
 
     lex_once.__wrapped__ = lex  # type: ignore[attr-defined]  # moto's own (the tests compare the two)
-    ConditionExpressionParser._lex_condition_expression = lex_once  # type: ignore[method-assign]
+    _set(ConditionExpressionParser, "_lex_condition_expression", lex_once)
 
 
 def _copied(value: Any, depth: int = 2) -> Any:

@@ -21,8 +21,11 @@ def human_report(out_dir: Path, summary: dict[str, Any], *, examples: int = 4) -
              f"{len(items)} results, {len(skips)} skips, {summary.get('wall_time_s')} s =="]
     by_purpose = Counter(r.get("purpose") for r in requests)
     by_status = Counter(str(r.get("status", r.get("error"))) for r in requests)
-    lines.append("  fetched: " + ", ".join(f"{k} {v}" for k, v in sorted(by_purpose.items())) +
-                 "   status: " + ", ".join(f"{k}: {v}" for k, v in sorted(by_status.items())))
+    if requests:
+        lines.append("  fetched: " + ", ".join(f"{k} {v}" for k, v in sorted(by_purpose.items())) +
+                     "   status: " + ", ".join(f"{k}: {v}" for k, v in sorted(by_status.items())))
+    else:
+        lines.append("  fetched: nothing" + (" (every URL was skipped: see below)" if skips else ""))
     kinds = Counter(i.get("detail_type") for i in items)
     if kinds:
         lines.append("  results: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))

@@ -12,13 +12,19 @@ import boto3
 import yaml
 from botocore.exceptions import BotoCoreError, ClientError
 
+from heed_core.errors import ConfigError, HeedError
 
-class TemplateError(ValueError):
+
+class TemplateError(ConfigError, ValueError):
     """template.yaml lacks something the local stack needs, or uses an intrinsic we cannot resolve."""
 
+    code = "template"
 
-class StackResourceError(RuntimeError):
+
+class StackResourceError(HeedError, RuntimeError):
     """A resource could not be created; the message names the logical id."""
+
+    code = "stack_resource"
 
 
 @dataclass(frozen=True)

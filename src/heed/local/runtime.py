@@ -368,7 +368,7 @@ class LocalRun:
             try:
                 self._save_state()
             finally:
-                self._mock.stop()
+                self._stop_aws()
         self.out.close(summary)
         return summary
 
@@ -377,7 +377,16 @@ class LocalRun:
         try:
             self._save_state()
         finally:
+            self._stop_aws()
+
+    def _stop_aws(self) -> None:
+        """The embedded AWS stops, and moto is as it ships again once no run needs the fixes."""
+        from heed.local import motofix
+
+        if getattr(self, "_mock", None) is not None:
             self._mock.stop()
+            self._mock = None
+            motofix.undo()
 
     # --- --state DIR ---------------------------------------------------------------------------
     def _open_state(self) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from heed_core.errors import one_line
+from heed_core.errors import ConfigError
 from heed_core.netguard import parse_target
 from heed_core.profile import TASK_KINDS, Profile
 from heed_core.urls import BadUrl, authority, canonical
@@ -19,12 +19,11 @@ from heed_core.work import Source
 __all__ = ["OPTIONS", "SourcesError", "load_source_file", "load_sources", "load_sources_csv", "source_from_mapping"]
 
 
-class SourcesError(ValueError):
+class SourcesError(ConfigError, ValueError):
     """A sources file that cannot be used. The message names the entry, the key and the reason,
     on one line (what the file holds is shown escaped)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(one_line(message))
+    code = "bad_sources"
 
 
 _COMMON = ("id", "url", "kind")

@@ -14,6 +14,8 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from heed_core.errors import ConfigError
+
 __all__ = [
     "IdentityError",
     "generate_private_pem",
@@ -28,9 +30,11 @@ __all__ = [
 MAX_KEY_FILE_BYTES = 16 * 1024  # an Ed25519 PEM is 119 bytes; anything this large is not one
 
 
-class IdentityError(ValueError):
+class IdentityError(ConfigError, ValueError):
     """A key, an identity setting or a captured request that cannot be used. The message is
     one line a person can act on; it never contains key material."""
+
+    code = "identity"
 
 
 def _b64url(data: bytes) -> str:

@@ -34,6 +34,8 @@ class SigningError(IdentityError):
     """A request that cannot be signed. It must then not be sent at all: an unsigned request
     from a signing bot is exactly what an impostor's looks like."""
 
+    code = "signing"
+
 
 class RequestSigner(Protocol):
     """What ``RequestsTransport(signer=...)`` calls just before it sends a request."""

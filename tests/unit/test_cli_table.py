@@ -1,0 +1,54 @@
+"""Every command behaves the same (issue 23): a typical mistake of each is one line on stderr,
+``heed CMD: what is wrong (what to do)``, exit 2, nothing on stdout, no traceback."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from heed.cli import main
+
+NOT_A_BOT = "no such profile file and not a built-in bot"
+
+# (argv, with {tmp} for a scratch folder) -> (the command's name, a part of the message)
+MISTAKES = [
+    (["local", "run", "--bot", "aubebot"], "local run", "--sources is required"),
+    (["local", "run", "--bot", "aubebto", "--sources", "{tmp}/s.yaml"], "local run", NOT_A_BOT),
+    (["demo", "--bot", "nope"], "demo", "unknown bot 'nope'"),
+    (["robots", "check", "{tmp}/robots.txt", "https://a.example/"], "robots check", "--agent"),
+    (["explain", "https://a.example/", "--out", "{tmp}"], "explain", "no requests.jsonl here"),
+    (["info-page", "aubebto"], "info-page", NOT_A_BOT),
+    (["info-page", "aubebot", "--out", "/proc/heed-nowhere"], "info-page", "--out: cannot write to /proc"),
+    (["conformance", "--bot", "nosuch.yaml"], "conformance", NOT_A_BOT),
+    (["conformance", "--bot", "aubebot", "--rule", "AUBE-99"], "conformance", "--rule: no rule 'AUBE-99'"),
+    (["profile", "show", "aubebto"], "profile show", NOT_A_BOT),
+    (["profile", "check", "nosuch.yaml"], "profile check", NOT_A_BOT),
+    (["samconfig", "--check", "--write"], "samconfig", "not allowed with argument --check"),
+    (["sources", "list", "--state", "{tmp}/none", "--bot", "aubebot"], "sources list", "not a heed state directory"),
+    (["sources", "add", "https://a.example/f", "--kind", "fede", "--state", "{tmp}/st", "--bot", "aubebot"],
+     "sources add", "'fede' is not a kind of source (did you mean 'feed'?)"),
+    (["block", "https://", "--state", "{tmp}/st"], "block", "is not a host or domain"),
+    (["audit", "--host", "a b", "--out", "{tmp}"], "audit", "--host: 'a b' is not a host name"),
+    (["dlq", "list", "--state", "{tmp}"], "dlq list", "one of the arguments --stack --queue-url is required"),
+    (["new-bot", "Bad", "--language", "it"], "new-bot", "'Bad' is not a bot name"),
+    (["deploy", "--bot", "nosuch.yaml", "--stack", "s", "--dry-run"], "deploy", ""),
+    (["cost", "--bot", "aubebto", "--pages-per-month", "10"], "cost", NOT_A_BOT),
+    (["identity", "keygen"], "identity keygen", "--out"),
+    (["operator", "--table", "t", "--region", "eu-west-1", "block", "https://x.example/y"], "operator block",
+     "is not a domain name"),
+]
+
+
+@pytest.mark.parametrize("argv, command, says", MISTAKES, ids=[" ".join(a[:2]) for a, *_ in MISTAKES])
+def test_every_command_tells_a_mistake_the_same_way(argv: list[str], command: str, says: str, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text("sources: []\n", encoding="utf-8")
+    (tmp_path / "robots.txt").write_text("User-agent: *\nDisallow: /\n", encoding="utf-8")
+    code = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, ""), (code, out, err)
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"heed {command}: ") and says in err, err
+    assert ": error:" not in err  # one way to say it: heed CMD: what is wrong
