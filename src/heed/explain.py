@@ -186,24 +186,25 @@ def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str,
 
 
 def _history(target: Target, url: str, also: str = "") -> list[dict[str, Any]]:
-    """A state directory's last run: its records of the URL (requests, skips, results)."""
+    """A state directory's runs: their records of the URL (requests, skips, results), oldest
+    first, from every run whose output folder is still there."""
     if target.local is None:
         return []
-    out_dir = target.local.manifest.get("last_out")
-    if not out_dir:
-        return []
+    manifest = target.local.manifest
+    outs = manifest.get("outs") or ([manifest["last_out"]] if manifest.get("last_out") else [])
     found = []
-    for name in ("requests", "skips", "items"):
-        path = Path(out_dir) / f"{name}.jsonl"
-        if not path.is_file():
-            continue
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
+    for out_dir in outs:
+        for name in ("requests", "skips", "items"):
+            path = Path(out_dir) / f"{name}.jsonl"
+            if not path.is_file():
                 continue
-            if isinstance(rec, dict) and rec.get("url") in (url, also or url):
-                found.append({"record": name[:-1], **rec})
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(rec, dict) and rec.get("url") in (url, also or url):
+                    found.append({"record": name[:-1], **rec})
     return found
 
 

@@ -95,7 +95,7 @@ def test_explain_on_the_stack_says_what_the_fetcher_then_does(
                                        "detail": "Disallow: /private/ (line 2, group *)"}]
         assert blocked["now"] == {"action": "skip", "reason": "blocked_by_operator", "detail": "asked by mail"}
         assert (code, never) == (1, None)
-        assert err.strip() == f"heed: {a.base_url}/nowhere was never seen by praha-x in stack {STACK}"
+        assert err.strip() == f"heed explain: {a.base_url}/nowhere was never seen by praha-x in stack {STACK}"
         # AND the next round does just that
         run.fire(t + 10, ["feed"])
         run.drain()
@@ -158,3 +158,35 @@ def test_explain_on_a_state_dir_matches_the_next_run(sites: tuple[RecordingServe
     assert (req.header("If-None-Match"), req.status) == (fetched["now"]["headers"]["If-None-Match"], 304)
     private = [(s["reason"], s["detail"]) for s in _skips(tmp_path / "out2") if s["url"].endswith("/private/feed.xml")]
     assert private == [("robots_disallowed", refused["now"]["detail"])]
+
+
+def test_explain_on_a_state_dir_remembers_every_run_not_only_the_last(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN a feed of three short items and a bot that opens one article per source per window
+    items = "".join(f"<item><title>N{i}</title><link>{{{{base}}}}/n/{i}</link><description>Breve.</description>"
+                    "</item>" for i in range(3))
+    site = RecordingServer(Site(name="cap", routes={
+        "/robots.txt": Route(body="User-agent: *\nAllow: /\n", content_type="text/plain"),
+        "/feed.xml": Route(body=f'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title>{items}'
+                                "</channel></rss>", content_type="application/rss+xml"),
+        **{f"/n/{i}": Route(body="<!doctype html><title>N</title><main><p>Testo.</p></main>") for i in range(3)}}),
+        ip="127.0.0.69").start()
+    try:
+        bot = tmp_path / "bot.yaml"
+        bot.write_text("extends: aubebot\npoliteness:\n  min_delay_s: 0.1\ntasks:\n  feed:\n    article_followup:\n"
+                       "      per_source_per_window: 1\n")
+        sources = tmp_path / "sources.yaml"
+        sources.write_text(f"sources:\n  - {{url: '{site.base_url}/feed.xml', kind: feed, id: f1}}\n")
+        state = str(tmp_path / "state")
+        argv = ["local", "run", "--bot", str(bot), "--state", state, "--allow-private", "--patience", "3"]
+        assert main([*argv, "--sources", str(sources), "--out", str(tmp_path / "out1")]) == 0
+        assert main([*argv, "--out", str(tmp_path / "out2")]) == 0
+        capsys.readouterr()
+        # WHEN the operator asks about an article the first run found and skipped (the cap)
+        capped = site.base_url + "/n/2"
+        code, answer, err = explain(capsys, capped, "--state", state)
+        # THEN it is not "never seen": the first run's skip is there, with its reason
+        assert code == 0, err
+        assert [h["reason"] for h in answer["history"] if h["record"] == "skip"][:1] == ["cap_reached"]
+    finally:
+        site.stop()

@@ -107,7 +107,7 @@ def test_common_08_a_block_in_a_state_dir_holds_on_the_next_run(
     b.reset_log()
     # WHEN the operator blocks site a, given as a URL
     code, out, err = ops(capsys, "block", a.base_url + "/subsidies/a/", "--state", state, "--reason", "stop, please")
-    assert code == 0 and err.strip() == "heed: blocking 127.0.0.62 (the host of " + a.base_url + "/subsidies/a/)"
+    assert code == 0 and err.strip() == "heed block: taking 127.0.0.62, the host of " + a.base_url + "/subsidies/a/"
     code, out, _ = ops(capsys, "blocks", "--state", state, "--json")
     assert [json.loads(x)["domain"] for x in out.splitlines()] == ["127.0.0.62"]
     assert ops(capsys, *run, "--out", str(tmp_path / "out2"))[0] == 0
@@ -144,7 +144,7 @@ def test_block_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, _, _ = ops(capsys, "block", "co.uk", "--state", state, "--force")
     assert code == 0
     code, _, err = ops(capsys, "unblock", "news.co.uk", "--state", state)
-    assert code == 1 and err.strip() == f"heed: news.co.uk is not on the block list of state {state} " \
+    assert code == 1 and err.strip() == f"heed unblock: news.co.uk is not on the block list of state {state} " \
                                         "(co.uk is: heed unblock co.uk)"
 
 

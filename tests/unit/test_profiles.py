@@ -539,25 +539,20 @@ _READERS = ["layers/core/heed_core/tasks.py", "layers/core/heed_core/rounds.py",
             "layers/aws/heed_aws/runtime.py", "src/heed/samconfig.py", "src/heed/local/runtime.py"]
 
 
-def test_every_task_option_the_code_reads_is_declared() -> None:
-    # A tripwire: an option read with .get("x") next to a task(...) must be a declared key,
-    # or it would escape validation (and its default would live in the reading module).
-    import dataclasses
+def test_the_core_reads_a_profile_only_through_its_typed_sections() -> None:
+    # One way to read a profile (issue 23): typed sections, validated at load, so a misspelled
+    # key is an AttributeError for mypy, never a silent None. No dotted get, no task mapping.
     import re
 
-    from heed_core import profile as prof
-
-    declared = {f.name for cls in (prof.FeedTask, prof.ArticleFollowup, prof.PageTask, prof.SiteCheckTask,
-                                   prof.SubsidyTask, prof.AgendaTask, prof.SitemapFallback)
-                for f in dataclasses.fields(cls)}
-    not_options = {"role", "summary"}  # a work item's ctx and a result record, not profile keys
-    read: set[str] = set()
-    for rel in _READERS:
-        for line in (_CODE / rel).read_text(encoding="utf-8").splitlines():
-            if re.search(r"\btask\b|task\(|follow|fallback", line):
-                read |= {a or b for a, b in re.findall(r'\.get\("([a-z_]+)"|\["([a-z_]+)"\]', line)}
-    assert read - not_options - declared == set()
-    assert {"max_items", "title_refetch_after_s", "per_source_per_window"} <= read
+    found = []
+    for path in sorted((_CODE / "layers").rglob("*.py")):
+        if path.name == "profile.py":
+            continue  # where the mapping and the sections are made
+        text = path.read_text(encoding="utf-8")
+        for n, line in enumerate(text.splitlines(), 1):
+            if re.search(r'\b(?:p|profile|self\.p|inp\.profile)(?:\(\))?\.(?:get\("[a-z_]+\.|task\()', line):
+                found.append(f"{path.relative_to(_CODE)}:{n}: {line.strip()}")
+    assert not found, "\n".join(found)
 
 
 def test_every_dotted_key_the_code_reads_is_declared() -> None:

@@ -2,32 +2,31 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from typing import Any
 
 import pytest
 
 from heed_core.politeness import end_of_day
 from heed_core.ports import FetchResult
-from heed_core.profile import load_profile
+from heed_core.profile import Responses, load_profile
 from heed_core.responses import REDIRECT_STATUSES, Outcome, classify, retry_after_s
 
 NOON = datetime(2024, 3, 4, 12, tzinfo=UTC).timestamp()
 MIDNIGHT = end_of_day(NOON)
 URL = "https://example.org/page"
 
-SPRING: Mapping[str, Any] = load_profile("springstudiobot").get("responses")
-PRAHA: Mapping[str, Any] = load_profile("praha-x").get("responses")
-AUBE: Mapping[str, Any] = load_profile("aubebot").get("responses")
+SPRING: Responses = load_profile("springstudiobot").responses
+PRAHA: Responses = load_profile("praha-x").responses
+AUBE: Responses = load_profile("aubebot").responses
 
 
 def res(status: int | None, *headers: tuple[str, str], error: str | None = None, body: bytes = b"") -> FetchResult:
     return FetchResult(url=URL, status=status, headers=tuple(headers), body=body, error=error)
 
 
-def run(result: FetchResult, responses: Mapping[str, Any] = SPRING, *, retries: int = 0, now: float = NOON,
+def run(result: FetchResult, responses: Responses = SPRING, *, retries: int = 0, now: float = NOON,
         challenge: str | None = None) -> Outcome:
     return classify(result, responses=responses, retries_used_today=retries, now=now, challenge=challenge)
 
@@ -120,7 +119,7 @@ def test_challenge_marker_stops_the_host_even_on_200() -> None:
 # --- 5xx and network errors: SPRING-06 at most N more times the same day ---------------------------
 
 def test_500_with_retries_left_retries_with_doubling_backoff() -> None:
-    backoff = float(SPRING["retry_backoff_s"])
+    backoff = float(SPRING.retry_backoff_s)
     morning = datetime(2024, 3, 4, 6, tzinfo=UTC).timestamp()
     at = [run(res(500), retries=n, now=morning).retry_at for n in range(3)]
     assert at == [morning + backoff, morning + 2 * backoff, morning + 4 * backoff]
@@ -140,12 +139,12 @@ def test_spring_06_at_most_three_more_times_the_same_day() -> None:
         retries += 1
         now = out.retry_at
     # THEN exactly three retries happened, then it gave up
-    assert retries == 3 == SPRING["retries_per_day"]
+    assert retries == 3 == SPRING.retries_per_day
     assert (out.action, out.reason) == ("give_up", "retries_exhausted")
 
 
 def test_spring_06_a_retry_after_midnight_gives_up() -> None:
-    late = MIDNIGHT - float(SPRING["retry_backoff_s"]) + 1  # the backoff would land at 00:00:01
+    late = MIDNIGHT - float(SPRING.retry_backoff_s) + 1  # the backoff would land at 00:00:01
     out = run(res(500), retries=0, now=late)
     assert (out.action, out.reason) == ("give_up", "retries_exhausted")
 
@@ -159,7 +158,7 @@ def test_5xx_retry_after_longer_than_backoff_is_respected() -> None:
 def test_network_errors_are_retried(error: str) -> None:
     out = run(res(None, error=error))
     assert (out.action, out.reason) == ("retry", error)
-    assert out.retry_at == NOON + float(SPRING["retry_backoff_s"])
+    assert out.retry_at == NOON + float(SPRING.retry_backoff_s)
 
 
 def test_network_error_without_code_is_network_error() -> None:

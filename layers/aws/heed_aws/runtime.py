@@ -130,14 +130,14 @@ def results_port() -> AwsResults:
 def parallel_turns() -> int:
     """Turns of one batch run side by side (different hosts), unless the profile caps requests
     at once over all hosts (AUBE-11: one at a time)."""
-    limit = profile().get("politeness.max_in_flight")
+    limit = profile().politeness.max_in_flight
     return max(1, min(10, int(limit))) if limit else 10
 
 
 def budget(context: Any) -> Budget:
     """The fetcher invocation's time budget: Lambda's remaining time against the longest turn
     the profile allows (a request's whole deadline, fetch.total_deadline_s, and its commit)."""
-    turn_s = float(profile().get("fetch.total_deadline_s")) + TURN_OVERHEAD_S
+    turn_s = profile().fetch.total_deadline_s + TURN_OVERHEAD_S
     return Budget(remaining_s=lambda: context.get_remaining_time_in_millis() / 1000.0, turn_s=turn_s)
 
 
@@ -155,7 +155,7 @@ def signer() -> RequestSigner | None:
     if _overrides.signer is not None:
         return _overrides.signer
     if _built.signer is None:
-        if not profile().get("identity.web_bot_auth.enabled"):
+        if not profile().spec.identity.web_bot_auth.enabled:
             _built.signer = (None,)
             return None
         from heed_core.identity.settings import WebBotAuthSettings
@@ -190,23 +190,23 @@ def crawler() -> Crawler:
         p = profile()
         transport = RequestsTransport(
             user_agent=p.user_agent, clock=clock(), allow_private=_overrides.allow_private,
-            connect_timeout_s=float(p.get("fetch.connect_timeout_s")),
-            read_timeout_s=float(p.get("fetch.read_timeout_s")),
-            total_deadline_s=float(p.get("fetch.total_deadline_s")),
+            connect_timeout_s=p.fetch.connect_timeout_s,
+            read_timeout_s=p.fetch.read_timeout_s,
+            total_deadline_s=p.fetch.total_deadline_s,
             resolver=_overrides.resolver, signer=signer())
         results = results_port()
         render = None
-        endpoint = p.task("agenda").get("render_endpoint")
+        endpoint = p.agenda.render_endpoint
         if endpoint:
             from heed_core.extract.render import RenderClient
 
             client = RenderClient(transport, endpoint, user_agent=p.user_agent)
             render = lambda url, max_bytes: client.render(url, max_bytes=max_bytes)  # noqa: E731
         extractor = None
-        if p.task("agenda").get("extractor") == "bedrock" and p.task("agenda").get("bedrock_model_id"):
+        if p.agenda.extractor == "bedrock" and p.agenda.bedrock_model_id:
             from heed_aws.bedrock import BedrockExtractor
 
-            extractor = BedrockExtractor(p.task("agenda")["bedrock_model_id"], client=_client("bedrock-runtime"))
+            extractor = BedrockExtractor(p.agenda.bedrock_model_id, client=_client("bedrock-runtime"))
         _built.crawler = Crawler(p, store(), transport, journal(), results, clock(), tokens=queue(),
                                  render=render, extractor=extractor)
     return _built.crawler

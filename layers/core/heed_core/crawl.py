@@ -140,8 +140,9 @@ class Crawler:
         self.clock = clock
         self.render = render
         self.extractor = extractor
-        self.lease_s = float(profile.get("fetch.total_deadline_s")) + 30.0
-        respect = (profile.task("feed").get("article_followup") or {}).get("respect_tdmrep")
+        self.lease_s = profile.fetch.total_deadline_s + 30.0
+        follow = profile.feed.article_followup
+        respect = follow is not None and follow.respect_tdmrep
         self.aux = ("robots", "tdmrep") if respect else ("robots",)
 
     # --- the turn -------------------------------------------------------------------------
@@ -324,7 +325,7 @@ class Crawler:
             tokens.append(answer_token(item, result))
         elif plan.role == "tdmrep":
             body = result.body if result.status == 200 else b""
-            ttl = float(self.p.get("robots.cache_ttl_s"))
+            ttl = self.p.robots.cache_ttl_s
             text = body.decode("utf-8", "replace")
             rec: dict[str, Any] = {"status": result.status, "body": text}
             v.tdmrep = {"exp": t_end + ttl, "stamp": t_end, "rec": rec}

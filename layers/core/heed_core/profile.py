@@ -1,5 +1,7 @@
 """Bot profiles: load, merge (`extends:`), validate, and hand out typed, frozen sections
-(`profile.politeness.min_delay_s`) next to the merged mapping (`profile.get("a.b")`)."""
+(`profile.politeness.min_delay_s`), which is how the crawler reads them. The merged mapping
+(`profile.data`, `profile.get("a.b")`) is for what shows a profile whole (`heed profile show`,
+the info page's key table, the hash a stack runs under): the core reads no dotted key."""
 from __future__ import annotations
 
 import copy
@@ -39,6 +41,7 @@ from heed_core.profile_keys import (
     cross_check,
 )
 from heed_core.profile_schema import ProfileError, build, describe, fields_of
+from heed_core.robots_policy import RobotsFetchPolicy
 from heed_core.urls import TRACKING_PARAMS
 
 __all__ = ["BUILTIN_BOTS", "TASK_KINDS", "AgendaTask", "ArticleFollowup", "Egress", "Fetch", "FeedTask", "InfoPage",
@@ -147,6 +150,15 @@ class Profile:
     @property
     def redirects(self) -> Redirects:
         return self.spec.redirects
+
+    @property
+    def robots_policy(self) -> RobotsFetchPolicy:
+        """How this bot reads a robots.txt that cannot be read (``robots.on_*``), built once."""
+        policy: RobotsFetchPolicy | None = self.__dict__.get("_robots_policy")
+        if policy is None:
+            policy = RobotsFetchPolicy.of(self.spec.robots)
+            object.__setattr__(self, "_robots_policy", policy)
+        return policy
 
     @property
     def strip_params(self) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ def refusal(profile: Profile, view: HostView, item: WorkItem, now: float) -> tup
     sits this round out, SUBSIDIE-11), ``already_read`` (AUBE-03, PRAHA-05), ``seen_recently``
     (SPRING-04's week for titles, AUBE-08's cadence for a source's entry). Pure."""
     # COMMON-08: a stop request is honoured without any robots.txt change.
-    if in_domain(item.host, profile.get("operator.blocked_domains") or []):
+    if in_domain(item.host, list(profile.operator.blocked_domains)):
         return "blocked_by_operator", "listed in the profile's operator.blocked_domains"
     if view.blocked is not None:
         return "blocked_by_operator", view.blocked
@@ -36,20 +36,20 @@ def refusal(profile: Profile, view: HostView, item: WorkItem, now: float) -> tup
     if pace.skip_round and pace.skip_round == item.round_id:
         return "robots_unavailable", "host skipped this round (robots.txt server error)"
     recent = view.recent.get(item.url)
-    follow = profile.task("feed").get("article_followup") or {}
-    if item.purpose == "article" and follow.get("once_ever"):
+    follow = profile.feed.article_followup
+    if item.purpose == "article" and follow is not None and follow.once_ever:
         # AUBE-03 / PRAHA-05: queued twice (two feeds, two rounds) is still read once.
         # A read that failed (no answer, a 5xx, a 429) is a read not done: asked for again later.
         if recent_read(recent) or (item.seen is not None and item.seen.last_fetched is not None
                                    and was_read(item.seen.last_status)):
             return "already_read", "an article page is read only once"
     if item.ctx.get("title_only") and item.attempts == 0:
-        week = float(profile.task("sitemap_fallback").get("title_refetch_after_s", 604800))
+        week = profile.sitemap_fallback.title_refetch_after_s
         last = max(float(recent[0]) if recent_read(recent) and recent else 0.0,
                    (item.seen.title_fetched_at or 0.0) if item.seen else 0.0)
         if last and now - last < week:
             return "seen_recently", "title fetched within a week (SPRING-04)"
-    cadence = float(profile.task(item.task).get("min_read_interval_s") or 0.0)
+    cadence = profile.feed.min_read_interval_s if item.task == "feed" else 0.0
     if cadence and item.depth == 0 and item.hop == 0 and item.attempts == 0 and recent is not None \
             and recent[2] == item.source_id:
         # AUBE-08: one feed read per source per cadence, however many rounds queued it.

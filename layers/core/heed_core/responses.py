@@ -1,14 +1,13 @@
 """What a response means for the crawl: keep, follow, retry, stop the host or close the source."""
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC
 from email.utils import parsedate_to_datetime
-from typing import Any
 
 from heed_core.politeness import end_of_day
 from heed_core.ports import FetchResult
+from heed_core.profile_keys import Responses
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Errors that mean "the address is not one we may or can ask": never retried.
@@ -57,7 +56,7 @@ def _stop(kind: str, reason: str, result: FetchResult, now: float, detail: str) 
 def classify(
     result: FetchResult,
     *,
-    responses: Mapping[str, Any],
+    responses: Responses,
     retries_used_today: int,
     now: float,
     challenge: str | None = None,
@@ -68,11 +67,11 @@ def classify(
     if result.error in REFUSALS:
         return Outcome("give_up", result.error or "refused", detail=result.error or "")
     if challenge:
-        return _stop(responses["on_challenge"], "challenge", result, now, challenge)
+        return _stop(responses.on_challenge, "challenge", result, now, challenge)
     if status == 429:
-        return _stop(responses["on_429"], "http_429", result, now, "429 Too Many Requests")
+        return _stop(responses.on_429, "http_429", result, now, "429 Too Many Requests")
     if status == 403:
-        return _stop(responses["on_403"], "http_403", result, now, "403 Forbidden")
+        return _stop(responses.on_403, "http_403", result, now, "403 Forbidden")
     if status == 304:
         return Outcome("not_modified", "not_modified")
     if status is not None and status in REDIRECT_STATUSES:
@@ -92,10 +91,10 @@ def classify(
         return Outcome("give_up", f"http_{status}", detail=f"HTTP {status}")
     # 5xx, other statuses and network errors: SPRING-06 retries at most N more times the same day.
     reason = f"http_{status}" if status is not None else (result.error or "network_error")
-    limit = int(responses["retries_per_day"])
+    limit = responses.retries_per_day
     if retries_used_today >= limit:
         return Outcome("give_up", "retries_exhausted", detail=f"{reason} after {retries_used_today} retries")
-    backoff = float(responses["retry_backoff_s"]) * (2 ** retries_used_today)
+    backoff = responses.retry_backoff_s * (2 ** retries_used_today)
     wait = retry_after_s(result.header("Retry-After"), now) or 0.0
     at = now + max(backoff, wait)
     if at >= end_of_day(now):

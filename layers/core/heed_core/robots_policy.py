@@ -55,6 +55,11 @@ class RobotsFetchPolicy:
                 raise ValueError(f"robots.{key} must be one of {choices}, not {value!r}")
 
     @classmethod
+    def of(cls, rules: Any) -> RobotsFetchPolicy:
+        """The policy a profile's typed ``robots`` section (``profile_keys.RobotsRules``) states."""
+        return cls(**{key: getattr(rules, key) for key in _CHOICES})
+
+    @classmethod
     def from_mapping(cls, section: Mapping[str, Any]) -> RobotsFetchPolicy:
         """Build from a profile's `robots` section. Keys not starting with `on_` belong to
         other modules and are ignored; an unknown `on_*` key is a typo and is refused."""

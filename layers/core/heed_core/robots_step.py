@@ -111,10 +111,10 @@ def settle_robots(profile: Profile, view: HostView, result: FetchResult, hops: i
     after this read. A Crawl-delay now known lengthens the gap after this very request, up to
     the bot's cap. Pure; never raises for a bad body."""
     t_end = result.t_end or now
-    min_delay = float(profile.get("politeness.min_delay_s"))
+    min_delay = profile.politeness.min_delay_s
     hop = resolve(result.url, result.header("Location") or "") if result.status in REDIRECT_STATUSES else None
     nxt = None if hop is None or isinstance(hop, Refused) else str(hop)  # as a browser reads the Location
-    if nxt is not None and hops < int(profile.get("robots.max_redirects")):
+    if nxt is not None and hops < profile.robots.max_redirects:
         # COMMON-06: each hop is its own request, paced on the host it goes to.
         view.robots_hop = {"url": nxt, "hops": hops + 1, "exp": t_end + HOP_TTL_S}
         return RobotsSettled(redirected=True)
@@ -123,13 +123,13 @@ def settle_robots(profile: Profile, view: HostView, result: FetchResult, hops: i
     if result.status == 429 or challenge:
         # SPRING-05 / PRAHA-07: "too many requests" (or a challenge) on robots.txt is the site
         # asking us to stop, not a missing file: stop the host, or close the source.
-        answer = classify(result, responses=profile.get("responses"), retries_used_today=0, now=now,
+        answer = classify(result, responses=profile.responses, retries_used_today=0, now=now,
                           challenge=challenge)
         return RobotsSettled(stop=(answer.until or now, answer.reason), stop_action=answer.action,
                              detail=answer.detail)
-    policy = RobotsFetchPolicy.from_mapping(profile.get("robots"))
+    policy = profile.robots_policy
     outcome = robots_from_response(result.status, result.error, result.body, policy)
-    ttl = float(profile.get("robots.cache_ttl_s"))
+    ttl = profile.robots.cache_ttl_s
     if outcome.reason in ("robots_server_error", "robots_unreachable"):
         ttl = min(ttl, ERROR_CACHE_S)
     rec = outcome.to_dict()
@@ -145,7 +145,7 @@ def settle_robots(profile: Profile, view: HostView, result: FetchResult, hops: i
         # The Crawl-delay now known lengthens the gap after this very request (``paced``: it was
         # this host's; a hop's answer from another host paced that one).
         delay = effective_delay(min_delay, outcome.robots.crawl_delay(profile.robots_token),
-                                float(profile.get("politeness.crawl_delay_cap_s")))
+                                profile.politeness.crawl_delay_cap_s)
         gap_end = next_allowed_after(t_end, delay, profile.politeness.clock_skew_margin_s)
         view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, gap_end))
     return RobotsSettled(aux=aux)

@@ -43,8 +43,12 @@ def due_rounds(profile: Profile, last_tick: float, now: float) -> list[Round]:
 
 
 def _cadence_s(profile: Profile, kind: str) -> float:
-    task = profile.task(kind)
-    return float(task.get("min_read_interval_s") or task.get("min_interval_s") or 0.0)
+    """A source's own cadence (AUBE-08's feeds, PRAHA-04's site checks), 0 for a kind without one."""
+    if kind == "feed":
+        return profile.feed.min_read_interval_s
+    if kind == "site_check":
+        return profile.site_check.min_interval_s
+    return 0.0
 
 
 def _on_topic(profile: Profile, kind: str, url: str) -> bool:
@@ -53,7 +57,7 @@ def _on_topic(profile: Profile, kind: str, url: str) -> bool:
     if path == "/":
         return False
     if kind == "agenda":
-        pats = [p.lower() for p in profile.task("agenda").get("follow_patterns", [])]
+        pats = [p.lower() for p in profile.agenda.follow_patterns]
         return any(p in path.lower() for p in pats)
     return True
 

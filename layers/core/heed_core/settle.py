@@ -79,7 +79,7 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
     allowed the request: its Content-Usage lines decide what may be kept. Pure; never raises
     for a bad body (it becomes a skip with a reason)."""
     challenge = is_challenge(result.status, result.headers, result.body)
-    outcome = classify(result, responses=profile.get("responses"), retries_used_today=item.attempts,
+    outcome = classify(result, responses=profile.responses, retries_used_today=item.attempts,
                        now=now, challenge=challenge)
     inp = TaskInput(profile=profile, item=item, result=result, now=now, texts=texts or {},
                     tdmrep_body=tdmrep_body, host_results=view.results, extracted=extracted,
@@ -93,8 +93,8 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
     t_end = result.t_end or now
     view.frontier = [i for i in view.frontier if i.work_id != item.work_id]
     if item.purpose in SPACED_PURPOSES:
-        delay = politeness.spaced_delay(delay, float(profile.get("politeness.round_spacing_s")),
-                                        float(profile.get("politeness.round_spacing_jitter_s") or 0), item.work_id)
+        delay = politeness.spaced_delay(delay, profile.politeness.round_spacing_s,
+                                        profile.politeness.round_spacing_jitter_s, item.work_id)
     gap_end = politeness.next_allowed_after(t_end, delay, profile.politeness.clock_skew_margin_s)
     view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, gap_end), last_end=t_end)
     if outcome.action == "retry":
@@ -157,12 +157,13 @@ def _redirect(profile: Profile, item: WorkItem, location: str) -> TaskOutput:
     target = canonical_link(item.url, location, profile.strip_params)
     if isinstance(target, Refused):
         return TaskOutput(skips=[(item.url, "bad_redirect", f"{target.detail}: {location[:200]!r}")])
-    if item.hop + 1 > int(profile.get("redirects.max_hops")):
+    if item.hop + 1 > profile.redirects.max_hops:
         return TaskOutput(skips=[(target, "too_many_redirects", f"after {item.hop} hops")])
     ctx = dict(item.ctx)
     ctx.setdefault("first_url", item.url)
     nxt = replace(item, url=target, hop=item.hop + 1, not_before=0.0, attempts=0, ctx=ctx, seen=None)
-    once = item.purpose == "article" and bool((profile.task("feed").get("article_followup") or {}).get("once_ever"))
+    follow = profile.feed.article_followup
+    once = item.purpose == "article" and follow is not None and follow.once_ever
     return TaskOutput(candidates=[Candidate(nxt, once_ever=once, with_record=True)])
 
 

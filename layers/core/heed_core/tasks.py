@@ -17,7 +17,7 @@ from heed_core.extract import events as ev
 from heed_core.extract import feeds, pages, paywall, signals, site_check, sitemaps, subsidy, tdmrep
 from heed_core.extract.events import Event
 from heed_core.ports import FetchResult
-from heed_core.profile import Profile
+from heed_core.profile import ArticleFollowup, Profile
 from heed_core.robots import RobotsTxt
 from heed_core.urls import (
     BAD_URL,
@@ -160,14 +160,14 @@ def _seen_before(item: WorkItem) -> set[str]:
 
 # --- feeds (AUBE-01..03, AUBE-10, PRAHA-01/02) --------------------------------------------------
 def _feed(inp: TaskInput) -> TaskOutput:
-    item, task, now = inp.item, inp.profile.task("feed"), inp.now
+    item, task, now = inp.item, inp.profile.feed, inp.now
     # AUBE-08 counts from the start of the read (the request), not from when it was settled; the
     # items reported before stay remembered whatever this read keeps (the read-state is written whole).
     before = list(dict.fromkeys(list(inp.host_seen) + list(item.ctx.get("si") or ())))
     out = TaskOutput(source_fields={"last_read": inp.result.t_start or now, "seen_items": before})
     if _usage_refused(inp, out):
         return out
-    max_items = int(task.get("max_items", 40))
+    max_items = task.max_items
     parsed = feeds.parse_feed(inp.result.body, base_url=item.url, content_type=_ctype(inp.result),
                               max_items=max_items)
     out.detail = parsed.detail
@@ -177,7 +177,7 @@ def _feed(inp: TaskInput) -> TaskOutput:
     if parsed.total_items > len(parsed.items):
         beyond = parsed.total_items - len(parsed.items)
         out.skips.append((item.url, "cap_reached", f"{beyond} items beyond max_items={max_items}"))
-    follow = task.get("article_followup") or {}
+    follow = task.article_followup
     write_about = bool(_opts(item).get("write_about"))
     known = set(before)  # the feed items this source already reported (its host's memory and the round's)
     ids: list[str] = []
@@ -192,11 +192,13 @@ def _feed(inp: TaskInput) -> TaskOutput:
         if rid not in known:  # a feed read again reports only its new items
             record: dict[str, Any] = {"kind": "feed_item", "url": link, "title": it.title,
                                       "published": it.published}
-            if task.get("keep_summary") and it.summary:
-                record["summary"] = it.summary[: int(task.get("summary_max_chars", 500))]
+            if task.keep_summary and it.summary:
+                record["summary"] = it.summary[: task.summary_max_chars]
             _emit(inp, out, "item.found", rid, record)
-        short = it.summary_length < int(follow.get("summary_shorter_than", 0))
-        wanted = (follow.get("mode") == "short_summary" and short) or (follow.get("mode") == "selected" and write_about)
+        if follow is None:
+            continue  # no article is ever opened (the feed's items are all there is)
+        short = it.summary_length < follow.summary_shorter_than
+        wanted = (follow.mode == "short_summary" and short) or (follow.mode == "selected" and write_about)
         if wanted:
             out.candidates.append(_article_candidate(item.follow(link, "article", seq=seq, ctx={"title": it.title}),
                                                      follow, now))
@@ -205,20 +207,20 @@ def _feed(inp: TaskInput) -> TaskOutput:
     return out
 
 
-def _article_candidate(follow_item: WorkItem, follow: Mapping[str, Any], now: float) -> Candidate:
+def _article_candidate(follow_item: WorkItem, follow: ArticleFollowup, now: float) -> Candidate:
     caps: list[Cap] = []
-    window = float(follow.get("window_s", 0) or 0)
+    window = follow.window_s
     if window > 0:
         # AUBE-10: per source per quarter hour, and in total over all sources (either may be off).
         slot = int(now // window)
         end = (slot + 1) * window
-        if follow.get("per_source_per_window") is not None:
-            caps.append(Cap(f"art#{follow_item.source_id}#{slot}", int(follow["per_source_per_window"]), end,
-                            f"{follow['per_source_per_window']} articles per source per {int(window)} s"))
-        if follow.get("total_per_window") is not None:
-            caps.append(Cap(f"art#*#{slot}", int(follow["total_per_window"]), end,
-                            f"{follow['total_per_window']} articles in total per {int(window)} s", scope="global"))
-    return Candidate(follow_item, once_ever=bool(follow.get("once_ever")), caps=tuple(caps))
+        if follow.per_source_per_window is not None:
+            caps.append(Cap(f"art#{follow_item.source_id}#{slot}", follow.per_source_per_window, end,
+                            f"{follow.per_source_per_window} articles per source per {int(window)} s"))
+        if follow.total_per_window is not None:
+            caps.append(Cap(f"art#*#{slot}", follow.total_per_window, end,
+                            f"{follow.total_per_window} articles in total per {int(window)} s", scope="global"))
+    return Candidate(follow_item, once_ever=follow.once_ever, caps=tuple(caps))
 
 
 def _article(inp: TaskInput) -> TaskOutput:
@@ -231,8 +233,8 @@ def _article(inp: TaskInput) -> TaskOutput:
         # AUBE-06 / COMMON-07: never extracted, even when the page carries its text.
         out.skips.append((item.url, "paywalled", pay.marker or ""))
         return out
-    follow = inp.profile.task("feed").get("article_followup") or {}
-    if follow.get("respect_tdmrep"):
+    follow = inp.profile.feed.article_followup
+    if follow is not None and follow.respect_tdmrep:
         rules = tdmrep.parse_tdmrep_json(inp.tdmrep_body) if inp.tdmrep_body else None
         decision = tdmrep.reservation(rules, path_of(item.url), inp.result.headers, inp.result.body)
         if decision.reserved:
@@ -244,7 +246,7 @@ def _article(inp: TaskInput) -> TaskOutput:
     record: dict[str, Any] = {"kind": "article", "url": item.url,
                               "title": pages.extract_title(inp.result.body) or item.ctx.get("title"),
                               "chars": len(text)}
-    if follow.get("keep_text", True):
+    if follow is None or follow.keep_text:
         record["text_key"] = article_key(item.url)
         out.texts_out.append((record["text_key"], text))
     _emit(inp, out, "article.read", short_hash(inp.profile.name, "article", item.url), record)
@@ -289,8 +291,8 @@ def _page(inp: TaskInput) -> TaskOutput:
             _emit(inp, out, "item.found", rid, {"kind": "page_item", "url": link, "title": it.title,
                                                 "published": it.published})
     out.url_fields["emitted"] = tuple(dict.fromkeys(ids))
-    fallback = inp.profile.task("sitemap_fallback")
-    if not listing.items and fallback.get("enabled") and not directives.nofollow:
+    fallback = inp.profile.sitemap_fallback
+    if not listing.items and fallback.enabled and not directives.nofollow:
         # SPRING-03: a page built by JavaScript yields nothing: read the site's sitemap instead.
         # SPRING-03 promises "the site's sitemap.xml": that one file (robots.txt Sitemap: lines
         # are not read on top of it, so the site never sees more than 1 + 2 sitemap requests).
@@ -334,7 +336,7 @@ def _sitemap(inp: TaskInput) -> TaskOutput:
         body = kept.encode("latin-1")
     else:
         body = inp.result.body
-        if profile.get("conditional_requests"):
+        if profile.conditional_requests:
             out.texts_out.append((key, body.decode("latin-1")))  # bytes, losslessly
     parsed = sitemaps.parse_sitemap(body, url=item.url, max_bytes=profile.max_bytes("sitemap"))
     out.detail = parsed.detail
@@ -350,7 +352,7 @@ def _sitemap(inp: TaskInput) -> TaskOutput:
     level = int(item.ctx.get("level", 0))
     day = now + 86400
     if parsed.children:
-        limit = int(profile.task("sitemap_fallback").get("max_child_sitemaps", 2)) if role == "fallback" else 5
+        limit = profile.sitemap_fallback.max_child_sitemaps if role == "fallback" else 5
         if level > 0:
             limit = 0  # an index inside an index is not walked further
         # SPRING-03: at most two child sitemaps per source and round, however many indexes.
@@ -379,31 +381,31 @@ def _sitemap_entry(role: str, entry: sitemaps.SitemapEntry, item: WorkItem, inp:
     if role == "fallback":
         if not under_path(loc, item.source_url):
             return None  # SPRING-03: only pages under the source's path (not worth a record each)
-        fallback = profile.task("sitemap_fallback")
-        limit = int(fallback.get("max_new_pages", 5))
+        fallback = profile.sitemap_fallback
+        limit = fallback.max_new_pages
         return Candidate(item.follow(loc, "page", seq=seq, ctx={"title_only": True, "lastmod": entry.lastmod}),
-                         title_week_s=float(fallback.get("title_refetch_after_s", 604800)),
+                         title_week_s=fallback.title_refetch_after_s,
                          caps=(Cap(f"fallback#{item.source_id}#{item.round_id}", limit, day,
                                    f"at most {limit} new pages per source (SPRING-03)"),))
     if not same_authority(loc, item.url):
         return ("off_site", "sitemap entry on another host")
     path = path_of(loc).lower()
     if role == "agenda":
-        pats = [p.lower() for p in profile.task("agenda").get("follow_patterns", [])]
+        pats = [p.lower() for p in profile.agenda.follow_patterns]
         if not any(p in path for p in pats):
             return ("not_followed", "not about programme or tickets (WANNADO-06)")
-        limit = int(profile.task("agenda").get("max_pages_per_site_per_round", 20))
+        limit = profile.agenda.max_pages_per_site_per_round
         render = bool(_opts(item).get("render"))
         return Candidate(item.follow(loc, "agenda", seq=seq, ctx={"render": True} if render else {}),
                          caps=(Cap(f"agenda#{authority(loc)}#{item.round_id}", limit, day,
                                    f"at most {limit} agenda pages per site per round"),), with_record=True)
     if role == "subsidy":
-        pats = [p.lower() for p in profile.task("subsidy").get("topic_patterns", [])]
+        pats = [p.lower() for p in profile.subsidy.topic_patterns]
         if not any(re.search(rf"(^|[/_.-]){re.escape(p)}", path) for p in pats) or "?" in path:
             return ("off_topic", "not about subsidies (SUBSIDIE-05)")
         if loc == item.source_url:
             return None  # the source page itself is read every round on its own (SUBSIDIE-01)
-        limit = int(profile.task("subsidy").get("max_pages_per_host_per_round", 5))
+        limit = profile.subsidy.max_pages_per_host_per_round
         return Candidate(item.follow(loc, "subsidy", seq=seq),
                          caps=(Cap(f"subsidy#{authority(loc)}#{item.round_id}", limit, day,
                                    f"at most {limit} pages per municipality per round (SUBSIDIE-02)"),),
@@ -419,10 +421,10 @@ def _agenda(inp: TaskInput) -> TaskOutput:
         return out
     if _usage_refused(inp, out):
         return out  # before the extractor too: handing the page to a language model is a use
-    zone = str(inp.profile.task("agenda").get("timezone") or _DEFAULT_TIMEZONE)
+    zone = inp.profile.agenda.timezone or _DEFAULT_TIMEZONE
     found = ev.extract_events(inp.result.body, base_url=item.url, timezone=zone)
     events = list(found.events)
-    if not events and inp.profile.task("agenda").get("extractor") == "bedrock":
+    if not events and inp.profile.agenda.extractor == "bedrock":
         if inp.extracted is None:
             out.needs_extract = True
             return out
@@ -478,7 +480,7 @@ def _subsidy(inp: TaskInput) -> TaskOutput:
         return out
     previous = inp.texts.get(key) if known else None
     out.texts_out.append((key, text))
-    limit = int(inp.profile.task("subsidy").get("diff_summary_max_chars", 300))
+    limit = inp.profile.subsidy.diff_summary_max_chars
     summary = subsidy.diff_summary(previous, text, max_chars=limit) if previous else "new page"
     # The seed: customers are warned when a regulation appears or changes.
     kind = "page.changed" if known else "page.new"

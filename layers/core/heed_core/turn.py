@@ -112,14 +112,8 @@ def tdmrep_url(host: str) -> str:
     return origin(host) + "/.well-known/tdmrep.json"
 
 
-_policies: dict[int, RobotsFetchPolicy] = {}
-
-
 def _policy(profile: Profile) -> RobotsFetchPolicy:
-    key = id(profile)
-    if key not in _policies:
-        _policies[key] = RobotsFetchPolicy.from_mapping(profile.get("robots"))
-    return _policies[key]
+    return profile.robots_policy  # built once per profile, held by it (no cache keyed by id())
 
 
 def _gate_wait(view: HostView, now: float, credit_s: float) -> float | None:
@@ -240,7 +234,7 @@ def _robots_request(profile: Profile, v: HostView, item: WorkItem, now: float, p
     if _gate_wait(v, now, plan.credit) is not None:
         return False
     plan.wait, plan.why = None, ""
-    plan.request = FetchRequest(url=url, purpose="robots", max_bytes=int(profile.get("robots.max_bytes")))
+    plan.request = FetchRequest(url=url, purpose="robots", max_bytes=profile.robots.max_bytes)
     plan.role, plan.item, plan.hops, plan.gate_host = "robots", item, hops, gate
     return True
 
@@ -274,12 +268,12 @@ def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan)
         if wait is not None:
             plan.wait, plan.why = wait, "gap"
             return True
-        plan.request = FetchRequest(url=item.url, purpose="robots", max_bytes=int(profile.get("robots.max_bytes")))
+        plan.request = FetchRequest(url=item.url, purpose="robots", max_bytes=profile.robots.max_bytes)
         own = cached_outcome(v, _policy(profile), now)
         crawl_delay = own.robots.crawl_delay(profile.robots_token) if own is not None and own.robots else None
         plan.role, plan.item, plan.gate_host = "hop", item, v.host
-        plan.delay = effective_delay(float(profile.get("politeness.min_delay_s")), crawl_delay,
-                                     float(profile.get("politeness.crawl_delay_cap_s")))
+        plan.delay = effective_delay(profile.politeness.min_delay_s, crawl_delay,
+                                     profile.politeness.crawl_delay_cap_s)
         return True
     outcome = cached_outcome(v, _policy(profile), now)
     if outcome is None:
@@ -293,7 +287,7 @@ def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan)
         if wait is not None:
             plan.wait, plan.why = wait, "gap"
             return True
-        plan.request = FetchRequest(url=url, purpose="robots", max_bytes=int(profile.get("robots.max_bytes")))
+        plan.request = FetchRequest(url=url, purpose="robots", max_bytes=profile.robots.max_bytes)
         plan.role, plan.item, plan.hops, plan.gate_host = "robots", item, hops, gate
         return True
     if outcome.error in ("private_address", "invalid_url"):
@@ -322,14 +316,14 @@ def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan)
                 plan.sources.append((item.source_id, out.source_fields))
         _settle_without_request(v, item, plan, code, detail)
         return False
-    delay = effective_delay(float(profile.get("politeness.min_delay_s")), verdict.crawl_delay,
-                            float(profile.get("politeness.crawl_delay_cap_s")))
-    follow = profile.task("feed").get("article_followup") or {}
-    if item.purpose == "article" and follow.get("respect_tdmrep") and not _tdmrep_known(v, now):
+    delay = effective_delay(profile.politeness.min_delay_s, verdict.crawl_delay,
+                            profile.politeness.crawl_delay_cap_s)
+    follow = profile.feed.article_followup
+    if item.purpose == "article" and follow is not None and follow.respect_tdmrep and not _tdmrep_known(v, now):
         url = tdmrep_url(v.host)
         if not outcome.robots.verdict(url, profile.robots_token).allowed:
             # COMMON-02 holds for the well-known file too: not read means no reservation known.
-            ttl = float(profile.get("robots.cache_ttl_s"))
+            ttl = profile.robots.cache_ttl_s
             v.tdmrep = {"exp": now + ttl, "stamp": now, "rec": {"status": None, "body": "",
                                                                   "note": "robots.txt disallows tdmrep.json"}}
             plan.dirty = True
@@ -346,7 +340,7 @@ def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan)
         plan.wait, plan.why = wait, "gap"
         return True
     headers: dict[str, str] = {}
-    if profile.get("conditional_requests") and item.seen is not None:
+    if profile.conditional_requests and item.seen is not None:
         # AUBE-02 / WANNADO-07: an unchanged page costs the site a 304.
         if item.seen.etag:
             headers["If-None-Match"] = item.seen.etag

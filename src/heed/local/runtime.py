@@ -145,6 +145,12 @@ class Output:
         (self.dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
 
 
+def _outs(manifest: dict[str, Any], out: str, keep: int = 50) -> list[str]:
+    """The output folders of a state directory's runs, this one last, at most ``keep``."""
+    before = [str(o) for o in manifest.get("outs") or ([manifest["last_out"]] if manifest.get("last_out") else [])]
+    return [o for o in before if o != out][-(keep - 1):] + [out]
+
+
 class InvocationCrash(BaseException):
     """Raised by fault tests inside an invocation: it dies on the spot, as a Lambda that is killed
     (not an exception the handler could catch): its tokens come back after the visibility timeout."""
@@ -408,6 +414,8 @@ class LocalRun:
         try:
             sd.save(self._session.client("dynamodb"), self.res.table_name, self._session.client("s3"), self.res.bucket,
                     bot=self.profile.name, manifest={**manifest, "last_out": str(self.out.dir.resolve()),
+                                                     # every run's output folder, newest last (explain reads them all)
+                                                     "outs": _outs(manifest, str(self.out.dir.resolve())),
                                                      # the profile as run (a file that extends a bot included)
                                                      "profile": json.loads(json.dumps(self.profile.data, default=str))})
         finally:

@@ -28,14 +28,9 @@ class WebBotAuthSettings:
     @classmethod
     def from_profile(cls, profile: Profile) -> WebBotAuthSettings:
         """Read a profile that ``heed_core.profile.validate`` accepted."""
-        prefix = "identity.web_bot_auth."
-        return cls(
-            enabled=bool(profile.get(prefix + "enabled", False)),
-            key_file=profile.get(prefix + "key_file"),
-            key_secret=profile.get(prefix + "key_secret"),
-            signature_agent=profile.get(prefix + "signature_agent"),
-            lifetime_s=float(profile.get(prefix + "lifetime_s", DEFAULT_LIFETIME_S)),
-        )
+        wba = profile.spec.identity.web_bot_auth
+        return cls(enabled=wba.enabled, key_file=wba.key_file, key_secret=wba.key_secret,
+                   signature_agent=wba.signature_agent, lifetime_s=wba.lifetime_s)
 
     @property
     def has_key(self) -> bool:
