@@ -38,27 +38,8 @@ def test_gap_not_over_waits_until_next_allowed() -> None:
     assert decide(state, NOON + 5) == Go()
 
 
-def test_common_05_never_two_in_flight_lease_blocks_a_second_request() -> None:
-    # GIVEN a request holds the host's lease for 30 s, and the gap alone would allow a start
-    clock = FakeClock(NOON)
-    state = HostState(in_flight_until=clock.now() + 30, next_allowed=0.0)
-    # WHEN another request asks during the lease
-    clock.advance(10)
-    # THEN it waits for the lease, not for the gap
-    assert decide(state, clock.now()) == Wait(NOON + 30, "in_flight")
-    clock.advance(20)
-    assert decide(state, clock.now()) == Go()
-
-
-def test_lease_is_reported_before_the_gap() -> None:
-    state = HostState(in_flight_until=NOON + 10, next_allowed=NOON + 20)
-    assert decide(state, NOON) == Wait(NOON + 10, "in_flight")
-    assert decide(state, NOON + 10) == Wait(NOON + 20, "gap")
-
-
 def test_stopped_host_wins_over_everything() -> None:
-    state = HostState(stopped_until=MIDNIGHT_AFTER, stop_reason="http_429",
-                      in_flight_until=NOON + 10, next_allowed=NOON + 20)
+    state = HostState(stopped_until=MIDNIGHT_AFTER, stop_reason="http_429", next_allowed=NOON + 20)
     assert decide(state, NOON) == Stopped(MIDNIGHT_AFTER, "http_429")
     assert decide(state, MIDNIGHT_AFTER) == Go()
 

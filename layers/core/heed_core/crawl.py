@@ -15,7 +15,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from heed_core import admit as admission
 from heed_core import politeness
@@ -43,7 +43,9 @@ from heed_core.turn import Plan, SkipRec, TokenIn, plan_turn, tdmrep_body
 from heed_core.urls import short_hash
 from heed_core.work import UrlRecord, WorkItem
 
-__all__ = ["CommitFailed", "Crawler", "TurnResult", "iso"]
+__all__ = ["CommitFailed", "Crawler", "TurnAction", "TurnResult", "iso"]
+
+TurnAction = Literal["ack", "defer"]
 
 ROTATE_AT = 40  # receives of one token before it is replaced (the queue's maxReceiveCount is far above)
 HOST_ITEM_TTL_S = 30 * 86400.0
@@ -96,7 +98,7 @@ class TurnResult:
     handed on) or ``defer`` (hide it for ``delay_s``, counted from ``at``; ``left(now)`` says
     what remains). ``pending`` is the committed outbox to drain, ``wake`` the hosts it gave work."""
 
-    action: str  # "ack": the token is done | "defer": hide it for ``delay_s``
+    action: TurnAction  # "ack": the token is done | "defer": hide it for ``delay_s``
     delay_s: float = 0.0
     requests: int = 0
     why: str = ""

@@ -9,7 +9,6 @@ class HostState:
     """What the store knows about one host (authority)."""
 
     next_allowed: float = 0.0  # earliest start of the next request (end of last + delay)
-    in_flight_until: float = 0.0  # a lease: a request is (or may be) in flight until then
     stopped_until: float = 0.0  # SPRING-05 / PRAHA-07: no request before then
     stop_reason: str | None = None
     skip_round: str | None = None  # SUBSIDIE-11: robots 5xx -> skip this host for this round
@@ -24,7 +23,7 @@ class Go:
 @dataclass(frozen=True)
 class Wait:
     until: float
-    why: str  # "gap" | "in_flight" | "round_spacing"
+    why: str  # "gap"
 
 
 @dataclass(frozen=True)
@@ -37,14 +36,13 @@ Decision = Go | Wait | Stopped
 
 
 def decide(state: HostState, now: float, credit_s: float = 0.0) -> Decision:
-    """Never two requests in flight to one host; the next starts no earlier than
-    ``next_allowed`` (which the previous request set to its end plus the delay, plus the
-    clock-skew margin). ``credit_s``: how much of that margin the caller may leave out, because
-    the gap was already kept by a wait measured on the clock that wrote it (``Plan.credit``)."""
+    """The next request to a host starts no earlier than ``next_allowed`` (which the previous
+    request set to its end plus the delay, plus the clock-skew margin). ``credit_s``: how much
+    of that margin the caller may leave out, because the gap was already kept by a wait measured
+    on the clock that wrote it (``Plan.credit``). Never two requests in flight to one host is
+    the lease's (the host item's owner, ``crawl.Crawler``)."""
     if state.stopped_until > now:
         return Stopped(state.stopped_until, state.stop_reason or "host_stopped")
-    if state.in_flight_until > now:
-        return Wait(state.in_flight_until, "in_flight")
     if state.next_allowed - credit_s > now:
         return Wait(state.next_allowed - credit_s, "gap")
     return Go()

@@ -7,7 +7,7 @@ only its own copy of the view; the executor makes the request and commits the co
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from heed_core import politeness
 from heed_core.hoststate import TOKENS_FOR_S, HostView, TokenOut
@@ -32,7 +32,10 @@ from heed_core.tasks import Event_, TaskInput, handle_failure
 from heed_core.urls import authority, origin
 from heed_core.work import WorkItem
 
-__all__ = ["MAX_STEPS", "Plan", "SkipRec", "TokenIn", "plan_turn", "tdmrep_url"]
+# What the one request of a plan is for ("": no request).
+PlanRole = Literal["", "robots", "tdmrep", "item", "hop"]
+
+__all__ = ["MAX_STEPS", "Plan", "PlanRole", "SkipRec", "TokenIn", "plan_turn", "tdmrep_url"]
 
 MAX_STEPS = 500  # items settled without a request in one turn before the token comes back
 
@@ -89,7 +92,7 @@ class Plan:
     events: list[Event_] = field(default_factory=list)
     sources: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     request: FetchRequest | None = None
-    role: str = ""  # robots | tdmrep | item | hop (this host's request for another's robots.txt)
+    role: PlanRole = ""  # robots | tdmrep | item | hop (this host's request for another's robots.txt)
     item: WorkItem | None = None  # the work item the request is for, or waits on
     hops: int = 0  # robots.txt redirect hops so far
     delay: float = 0.0  # the gap after the item's request (Crawl-delay included)
