@@ -33,7 +33,7 @@ wheel-check: install
 
 # The house checks itself: the core's and the AWS layer's types (mypy --strict), lint on everything (ruff).
 lint: install
-	$(VENV)/bin/mypy --strict -p heed_core -p heed_aws
+	$(VENV)/bin/mypy --strict -p heed_core -p heed_aws -p heed
 	$(VENV)/bin/ruff check .
 
 sam-check: install tools
@@ -41,7 +41,7 @@ sam-check: install tools
 
 test: install tools
 	$(VENV)/bin/pytest
-	$(VENV)/bin/mypy --strict -p heed_core -p heed_aws
+	$(VENV)/bin/mypy --strict -p heed_core -p heed_aws -p heed
 	$(VENV)/bin/ruff check .
 	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh
 	$(VENV)/bin/heed samconfig --check

@@ -118,7 +118,7 @@ def estimate(profile: Any, pages: int, egress: str, prices: Mapping[str, Any], i
         a["event_source_polls_per_month"] * p["sqs_fifo_request"], fixed=True)
 
     # --- per page: the bench's measured units, at a real site's latency ---------------------------
-    in_flight = profile.get("politeness.max_in_flight")
+    in_flight = profile.politeness.max_in_flight
     parallel = max(1, min(10, int(in_flight))) if in_flight else 10
     billed = page["billed_s"] + max(0.0, a["site_latency_s"] - inputs["bench_latency_s"]) / parallel
     memory_gb = inputs["fetcher_memory_mb"] / 1024

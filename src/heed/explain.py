@@ -152,19 +152,19 @@ def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str,
     decision = ({"action": "skip", **round_skip, "at": "the round's start"} if round_skip
                 else _plan_now(profile, view, item, now))
     pace = view.pacing
-    delay = effective_delay(float(profile.get("politeness.min_delay_s")), (robots or {}).get("crawl_delay"),
-                            float(profile.get("politeness.crawl_delay_cap_s")))
-    pacing: dict[str, Any] = {"effective_delay_s": delay, "min_delay_s": float(profile.get("politeness.min_delay_s")),
+    delay = effective_delay(profile.politeness.min_delay_s, (robots or {}).get("crawl_delay"),
+                            profile.politeness.crawl_delay_cap_s)
+    pacing: dict[str, Any] = {"effective_delay_s": delay, "min_delay_s": profile.politeness.min_delay_s,
                               "crawl_delay": (robots or {}).get("crawl_delay"),
-                              "crawl_delay_cap_s": float(profile.get("politeness.crawl_delay_cap_s")),
+                              "crawl_delay_cap_s": profile.politeness.crawl_delay_cap_s,
                               "next_allowed": _iso(pace.next_allowed) if pace.next_allowed > now else None,
                               "stopped_until": _iso(pace.stopped_until) if pace.stopped_until > now else None,
                               "stop_reason": pace.stop_reason if pace.stopped_until > now else None,
                               "busy_until": _iso(view.lease_until) if view.owner and view.lease_until > now else None}
-    if item is not None and item.purpose in SPACED_PURPOSES and float(profile.get("politeness.round_spacing_s")):
-        pacing["round_spacing_s"] = float(profile.get("politeness.round_spacing_s"))  # WANNADO-05
+    if item is not None and item.purpose in SPACED_PURPOSES and profile.politeness.round_spacing_s:
+        pacing["round_spacing_s"] = profile.politeness.round_spacing_s  # WANNADO-05
     why_not = []
-    if view.blocked or in_domain(host, profile.get("operator.blocked_domains") or []):
+    if view.blocked or in_domain(host, profile.operator.blocked_domains):
         why_not.append({"reason": "blocked_by_operator",
                         "detail": view.blocked or "the profile's operator.blocked_domains"})
     if robots and robots.get("allowed") is False:
@@ -172,9 +172,9 @@ def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str,
                                                                  f"group {robots['group']})"})
     for sid in {f.get("source") for f in found if f.get("source")}:
         if sid in view.closed:
-            why_not.append({"reason": "source_closed", "detail": view.closed[sid], "source": sid})
+            why_not.append({"reason": "source_closed", "detail": str(view.closed[sid]), "source": str(sid)})
         elif sid in by_id and by_id[sid].closed:
-            why_not.append({"reason": "source_closed", "detail": by_id[sid].closed_reason, "source": sid})
+            why_not.append({"reason": "source_closed", "detail": by_id[sid].closed_reason or "", "source": str(sid)})
     if pacing["stopped_until"]:
         why_not.append({"reason": "host_stopped", "detail": f"{pace.stop_reason} until {pacing['stopped_until']}"})
     caps = {k: v for k, v in view.quotas.items() if float(v[1]) > now}

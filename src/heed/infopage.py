@@ -37,17 +37,17 @@ def signing_key(p: Profile) -> Any:
 
 
 def _signing(p: Profile, key: Any) -> Signing | None:
-    if key is None or not p.get("identity.web_bot_auth.enabled"):
+    if key is None or not p.identity.web_bot_auth.enabled:
         return None
     from heed_core.identity.directory import directory_url
     from heed_core.identity.keys import thumbprint
 
-    agent = str(p.get("identity.web_bot_auth.signature_agent"))
+    agent = str(p.identity.web_bot_auth.signature_agent)
     return Signing(agent=agent, directory=directory_url(agent), keyids=(thumbprint(key),))
 
 
 def _page(p: Profile, lang: str | None, key: Any) -> Any:
-    if key is None and p.get("identity.web_bot_auth.enabled"):
+    if key is None and p.identity.web_bot_auth.enabled:
         key = signing_key(p)
     return build_page(p, lang or p.language, _signing(p, key))
 
@@ -135,7 +135,7 @@ def write_key_directory(p: Profile, key: Any, out: Path, *, now: float | None = 
     see ``heed_core.identity.directory``)."""
     from heed_core.identity.directory import directory_url, signed_directory
 
-    url = directory_url(str(p.get("identity.web_bot_auth.signature_agent")))
+    url = directory_url(str(p.identity.web_bot_auth.signature_agent))
     when = datetime.now(UTC).timestamp() if now is None else now
     doc = signed_directory([key], url=url, now=when)
     parts = urlsplit(url)

@@ -117,9 +117,10 @@ def web_bot_auth_key(profile: Profile) -> tuple[str, str] | None:
     ``identity.web_bot_auth.key_secret``; None for a bot that does not sign. The template grants
     the fetcher that one secret or parameter, by name, in the stack's own account and region."""
     prefix = "identity.web_bot_auth."
-    if not profile.get(prefix + "enabled"):
+    wba = profile.identity.web_bot_auth
+    if not wba.enabled:
         return None
-    ref = profile.get(prefix + "key_secret")
+    ref = wba.key_secret
     if not ref:
         raise ProfileError(f"{profile.name}: {prefix}key_secret: missing (a deployed bot reads its key from "
                            "Secrets Manager or SSM; key_file is for local runs)")
@@ -137,11 +138,9 @@ def oldest_message_alarm_s(profile: Profile) -> int | None:
     A token waits, hidden, for its host's next slot: the gap, a Crawl-delay up to the cap
     (Praha-X and WannadoBot honour up to a day), the round spacing with its jitter, or a retry's
     backoff. None where the template's default already covers that."""
-    p = profile
-    longest = max(float(p.get("politeness.min_delay_s")),
-                  float(p.get("politeness.crawl_delay_cap_s")),
-                  float(p.get("politeness.round_spacing_s")) + float(p.get("politeness.round_spacing_jitter_s") or 0),
-                  float(p.get("responses.retry_backoff_s") or 0))
+    pol = profile.politeness
+    longest = max(pol.min_delay_s, pol.crawl_delay_cap_s, pol.round_spacing_s + pol.round_spacing_jitter_s,
+                  profile.responses.retry_backoff_s)
     wanted = math.ceil(2 * longest)
     return wanted if wanted > OLDEST_MESSAGE_ALARM_DEFAULT_S else None
 
@@ -151,7 +150,7 @@ def publish_info_page(profile: Profile) -> str:
     ips.json (WANNADO-02: the egress list, machine-readable) or its Web Bot Auth key directory
     (the Signature-Agent URL sites fetch); "none" where the operator's site hosts the page. A
     stack can always be deployed with PublishInfoPage=function-url instead."""
-    signs = bool(profile.get("identity.web_bot_auth.enabled"))
+    signs = profile.identity.web_bot_auth.enabled
     return "cloudfront" if signs or (profile.egress.ips and profile.egress.ips_json_path) else "none"
 
 
@@ -161,8 +160,8 @@ def fetcher_batch_size(profile: Profile) -> int:
     side by side (AUBE-11's 1: one after another), in the function's timeout."""
     from heed_aws.service import batch_size
 
-    in_flight = profile.get("politeness.max_in_flight")
-    return batch_size(float(profile.get("fetch.total_deadline_s")), int(in_flight) if in_flight else 10,
+    in_flight = profile.politeness.max_in_flight
+    return batch_size(profile.fetch.total_deadline_s, in_flight or 10,
                       float(FETCHER_TIMEOUT_S))
 
 
@@ -174,10 +173,9 @@ HEARTBEAT_DEFAULT_H, HEARTBEAT_MAX_H = 3, 168
 def alarm_email(profile: Profile) -> str | None:
     """Who the alarms reach (AlarmEmail): operator.alarm_email, else the bot's contact when it is
     an e-mail address (a contact page URL is no one to mail), else nobody (said in the README)."""
-    explicit = profile.get("operator.alarm_email")
-    if explicit:
-        return str(explicit)
-    contact = str(profile.get("contact") or "").removeprefix("mailto:")
+    if profile.operator.alarm_email:
+        return profile.operator.alarm_email
+    contact = profile.contact.removeprefix("mailto:")
     return contact if _EMAIL.fullmatch(contact) else None
 
 
@@ -199,18 +197,18 @@ def deploy_env(profile: Profile) -> DeployEnv:
     from heed_core.bundle import content_hash
 
     # AUBE-11: politeness.max_in_flight caps the fetchers running at once (null: no cap).
-    in_flight = profile.get("politeness.max_in_flight")
+    in_flight = profile.politeness.max_in_flight
     # WANNADO-02: the published reverse DNS name of the fixed egress IP.
-    reverse_dns = profile.get("egress.reverse_dns")
+    reverse_dns = profile.egress.reverse_dns
     # WANNADO-10: the LLM extractor is off unless the profile switches it on and names a model.
-    agenda = profile.task("agenda")
-    model = agenda.get("bedrock_model_id") if agenda.get("extractor") == "bedrock" else None
+    agenda = profile.agenda
+    model = agenda.bedrock_model_id if agenda.extractor == "bedrock" else None
     return DeployEnv(
         bot=profile.name,
-        fetcher_reserved_concurrency=int(in_flight) if in_flight is not None else 0,
+        fetcher_reserved_concurrency=in_flight if in_flight is not None else 0,
         fetcher_batch_size=fetcher_batch_size(profile),
-        reverse_dns_name=str(reverse_dns) if reverse_dns else None,
-        bedrock_model_id=str(model) if model else None,
+        reverse_dns_name=reverse_dns or None,
+        bedrock_model_id=model or None,
         oldest_message_alarm_s=oldest_message_alarm_s(profile),
         web_bot_auth_key=web_bot_auth_key(profile),
         publish_info_page=publish_info_page(profile),

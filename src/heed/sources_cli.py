@@ -16,6 +16,9 @@ from typing import Any
 
 import yaml
 
+from heed_core.profile import Profile
+from heed_core.work import Source
+
 from heed_aws.operator import TurnWait
 
 from heed.awsstack import Aws, CommandError
@@ -35,10 +38,11 @@ def _iso(t: float | None) -> str | None:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if t is not None else None
 
 
-def next_due(profile: Any, src: Any, now: float) -> float | None:
+def next_due(profile: Profile, src: Source, now: float) -> float | None:
     """When the source's next round takes it, as heed_core.rounds.entry_items decides: the next
     firing of its kind's schedules, later if its cadence (AUBE-08, PRAHA-04) is not over yet.
     None when it is closed or no schedule runs its kind."""
+    from heed_core.rounds import cadence_s
     from heed_core.schedule import next_fire
 
     if src.closed:
@@ -46,8 +50,7 @@ def next_due(profile: Any, src: Any, now: float) -> float | None:
     exprs = [s.expression for s in profile.schedules if s.task == src.kind]
     if not exprs:
         return None
-    task = profile.task(src.kind)
-    cadence = float(task.get("min_read_interval_s") or task.get("min_interval_s") or 0.0)
+    cadence = cadence_s(profile, src.kind)
     t = now
     for _ in range(_HORIZON):
         t = min(next_fire(e, t) for e in exprs)

@@ -40,7 +40,7 @@ class StateDirError(ConfigError):
 def _enc(value: Any) -> Any:
     """A DynamoDB attribute value as JSON (bytes in base64)."""
     if isinstance(value, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in value.items():
             if k == "B":
                 out["B64"] = base64.b64encode(bytes(v)).decode("ascii")
@@ -56,7 +56,7 @@ def _enc(value: Any) -> Any:
 
 def _dec(value: Any) -> Any:
     if isinstance(value, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in value.items():
             if k == "B64":
                 out["B"] = base64.b64decode(v)

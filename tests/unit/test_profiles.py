@@ -539,15 +539,15 @@ _READERS = ["layers/core/heed_core/tasks.py", "layers/core/heed_core/rounds.py",
             "layers/aws/heed_aws/runtime.py", "src/heed/samconfig.py", "src/heed/local/runtime.py"]
 
 
-def test_the_core_reads_a_profile_only_through_its_typed_sections() -> None:
+def test_the_code_reads_a_profile_only_through_its_typed_sections() -> None:
     # One way to read a profile (issue 23): typed sections, validated at load, so a misspelled
     # key is an AttributeError for mypy, never a silent None. No dotted get, no task mapping.
     import re
 
     found = []
-    for path in sorted((_CODE / "layers").rglob("*.py")):
-        if path.name == "profile.py":
-            continue  # where the mapping and the sections are made
+    for path in sorted([*(_CODE / "layers").rglob("*.py"), *(_CODE / "src").rglob("*.py")]):
+        if path.name == "profile.py" or path.name == "botcheck.py":
+            continue  # where the mapping and the sections are made; a diff of two profiles' keys
         text = path.read_text(encoding="utf-8")
         for n, line in enumerate(text.splitlines(), 1):
             if re.search(r'\b(?:p|profile|self\.p|inp\.profile)(?:\(\))?\.(?:get\("[a-z_]+\.|task\()', line):

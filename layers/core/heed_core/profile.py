@@ -22,6 +22,7 @@ from heed_core.profile_keys import (
     Egress,
     FeedTask,
     Fetch,
+    Identity,
     InfoPage,
     Operator,
     PageTask,
@@ -176,6 +177,10 @@ class Profile:
     @property
     def operator(self) -> Operator:
         return self.spec.operator
+
+    @property
+    def identity(self) -> Identity:
+        return self.spec.identity
 
     @property
     def tasks(self) -> Tasks:

@@ -42,7 +42,7 @@ def due_rounds(profile: Profile, last_tick: float, now: float) -> list[Round]:
     return sorted((Round(round_id(t, task), t, task) for task, t in latest.items()), key=lambda r: (r.start, r.task))
 
 
-def _cadence_s(profile: Profile, kind: str) -> float:
+def cadence_s(profile: Profile, kind: str) -> float:
     """A source's own cadence (AUBE-08's feeds, PRAHA-04's site checks), 0 for a kind without one."""
     if kind == "feed":
         return profile.feed.min_read_interval_s
@@ -69,7 +69,7 @@ def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float,
     records = records or {}
     items: list[WorkItem] = []
     skips: list[tuple[Source, str, str]] = []
-    cadence = _cadence_s(profile, rnd.task)
+    cadence = cadence_s(profile, rnd.task)
     sitemaps_seen: set[str] = set()
     for seq, src in enumerate(sources):
         if src.kind != rnd.task:

@@ -132,7 +132,8 @@ def _play_pacing(b: Bench) -> Output:
         if name == "even":
             pages[f"{p}/hop"] = Route(status=301, location=f"{p}/p/3")
 
-        def routes(base: str, name: str = name, paths: list[str] = paths, pages: dict = pages) -> dict[str, Route]:
+        def routes(base: str, name: str = name, paths: list[str] = paths,
+                   pages: dict[str, Route] = pages) -> dict[str, Route]:
             table, srcs = reach.world(name, base, paths, pages, cookies=False)
             sources.extend(srcs)
             return table
@@ -146,7 +147,8 @@ def scenarios(bot: str) -> list[Scenario]:
     def with_bot(play: Any) -> Any:
         def run(b: Bench) -> Output:
             b.extra["bot"] = bot
-            return play(b)
+            out: Output = play(b)
+            return out
         return run
     return [Scenario("common", 0, "robots.txt groups, cookies, traps, a login, redirects, a block, a purge",
                      with_bot(_play_common)),

@@ -102,7 +102,7 @@ def _play_feeds(b: Bench) -> Output:
 def _closed_port(ip: str) -> int:
     sock = socket.socket()
     sock.bind((ip, 0))
-    port = sock.getsockname()[1]
+    port = int(sock.getsockname()[1])
     sock.close()
     return port
 

@@ -123,7 +123,7 @@ class RecordingServer(ThreadingHTTPServer):
     def __init__(self, site: Site, ip: str = "127.0.0.2", urls: Mapping[str, str] | None = None) -> None:
         super().__init__((ip, 0), _Handler)
         self.site = site
-        self.ip, self.port = self.server_address[0], self.server_address[1]
+        self.ip, self.port = str(self.server_address[0]), int(self.server_address[1])
         self.host = f"{self.ip}:{self.port}"
         self.base_url = f"http://{self.host}"
         self.urls: Mapping[str, str] = urls if urls is not None else {site.name: self.base_url}

@@ -145,7 +145,7 @@ def apply() -> None:
 
     # The queue asks the time for every message it looks at (is it visible, delayed?), through
     # a datetime subtraction: the same UTC epoch seconds, read straight from the clock.
-    slow_millis, slow_seconds = models.unix_time_millis, models.unix_time
+    slow_millis, slow_seconds = models.unix_time_millis, models.unix_time  # type: ignore[attr-defined]
     _set(models, "unix_time_millis", lambda dt=None: time.time() * 1000.0 if dt is None else slow_millis(dt))
     _set(models, "unix_time", lambda dt=None: time.time() if dt is None else slow_seconds(dt))
 
@@ -223,7 +223,8 @@ def _per_call_fixes() -> None:
     from moto.sqs import models
 
     # The public methods of a response class do not change while it runs.
-    _set(responses, "method_names_from_class", functools.lru_cache(maxsize=None)(responses.method_names_from_class))
+    _set(responses, "method_names_from_class",
+         functools.lru_cache(maxsize=None)(responses.method_names_from_class))  # type: ignore[attr-defined]
 
     def get_random_string(self: Any, length: int = 20, include_digits: bool = True, lower_case: bool = False) -> str:
         pool = string.ascii_letters + (string.digits if include_digits else "")
@@ -231,7 +232,7 @@ def _per_call_fixes() -> None:
         return out.lower() if lower_case else out
 
     _set(MotoRandom, "get_random_string", get_random_string)
-    random = models.random
+    random = models.random  # type: ignore[attr-defined]
     _set(models, "generate_receipt_handle", lambda: "".join(random.choices(string.ascii_lowercase, k=185)))
 
     slow_serialized = DynamoHandler.serialized
@@ -320,7 +321,7 @@ def _message_copy(message: Any, memo: dict[int, Any]) -> Any:
 
 def _since(message: Any) -> float:
     """When a message became visible (ms): sent, out of its delay, or its last hide over."""
-    return max(message.visible_at, message.delayed_until or 0, message.sent_timestamp or 0)
+    return float(max(message.visible_at, message.delayed_until or 0, message.sent_timestamp or 0))
 
 
 def _visible_oldest_first(queue: Any) -> list[Any]:

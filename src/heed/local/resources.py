@@ -118,7 +118,7 @@ class _Stack:
         self._creating: set[str] = set()
 
     def client(self, service: str) -> Any:
-        return self.session.client(service, region_name=self.region)  # type: ignore[call-overload]
+        return self.session.client(service, region_name=self.region)
 
     # -- intrinsics
     def resolve(self, value: Any) -> Any:

@@ -260,12 +260,12 @@ class LocalRun:
         # How long to wait in real time for deferred work before ending a round: every gap a
         # round needs (delays, Crawl-delay up to the cap, round spacing) fits in it.
         self.patience_s = patience_s if patience_s is not None else 5.0 + max(
-            10.0, 2 * float(p.get("politeness.min_delay_s")),
-            float(p.get("politeness.round_spacing_s")) + float(p.get("politeness.round_spacing_jitter_s") or 0),
-            min(float(p.get("politeness.crawl_delay_cap_s")), 120.0))
+            10.0, 2 * p.politeness.min_delay_s,
+            p.politeness.round_spacing_s + p.politeness.round_spacing_jitter_s,
+            min(p.politeness.crawl_delay_cap_s, 120.0))
         # Lambda runs fetcher invocations side by side, up to the reserved concurrency
         # (AUBE-11: AubeBot's 1 means one request at a time over all hosts).
-        limit = p.get("politeness.max_in_flight")
+        limit = p.politeness.max_in_flight
         self.concurrency = max(1, concurrency or int(limit or 4))
         self.clock = SimClock(start)
         self.rounds = 0
@@ -389,9 +389,10 @@ class LocalRun:
         """The embedded AWS stops, and moto is as it ships again once no run needs the fixes."""
         from heed.local import motofix
 
-        if getattr(self, "_mock", None) is not None:
-            self._mock.stop()
-            self._mock = None
+        mock = getattr(self, "_mock", None)
+        if mock is not None:
+            mock.stop()
+            del self._mock
             motofix.undo()
 
     # --- --state DIR ---------------------------------------------------------------------------
@@ -448,7 +449,7 @@ class LocalRun:
                                             WaitTimeSeconds=0)
         finally:
             self._local.function = None
-        msgs = resp.get("Messages", [])
+        msgs: list[dict[str, Any]] = resp.get("Messages", [])
         self.watch.received(msgs)
         return msgs
 

@@ -86,10 +86,10 @@ def create_resources(endpoint: str) -> dict[str, str]:
 
     class _At:  # every client of the session at the endpoint
         def client(self, name: str, **kw: Any) -> Any:
-            return session.client(name, endpoint_url=endpoint, **kw)  # type: ignore[call-overload]
+            return session.client(name, endpoint_url=endpoint, **kw)
 
     res = create_stack_resources(template_path=ROOT / "template.yaml", bot=BOT, prefix=PREFIX,
-                                 session=_At(), region=REGION)  # type: ignore[arg-type]
+                                 session=_At(), region=REGION)
     return {"HEED_TABLE": res.table_name, "HEED_QUEUE_URL": res.queue_url, "HEED_BUS_NAME": res.bus_name,
             "HEED_BUCKET": res.bucket}
 

@@ -371,10 +371,10 @@ def build_page(p: Profile, lang: str, signing: Signing | None = None) -> Page:
     ``signing`` (its key ids come from the key, which the profile only names)."""
     if lang not in page_languages(p):
         raise ProfileError(f"info_page: {lang!r} is not a page language of {p.name} ({', '.join(page_languages(p))})")
-    if p.get("identity.web_bot_auth.enabled") and signing is None:
+    if p.identity.web_bot_auth.enabled and signing is None:
         raise ProfileError("identity.web_bot_auth: the page of a bot that signs names its key id: give the key "
                            "(heed info-page reads key_file or key_secret)")
-    w = _Writer(p, lang, signing if p.get("identity.web_bot_auth.enabled") else None)
+    w = _Writer(p, lang, signing if p.identity.web_bot_auth.enabled else None)
     sections = (w.who(), w.recognise(), w.fetch(), w.never(), w.pace(), w.robots(), w.control(), w.stop(),
                 w.contact())
     for kind in ("render_endpoint", "extractor"):
