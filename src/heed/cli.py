@@ -166,10 +166,10 @@ def cmd_profile_show(args: argparse.Namespace) -> int:
 def _operator_store(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     import boto3
 
-    from heed_aws.store import DynamoStore
+    from heed_aws.operator_store import DynamoOperatorStore
 
     session = boto3.session.Session(region_name=args.region) if args.region else boto3.session.Session()
-    return DynamoStore(args.table, session.client("dynamodb")), session
+    return DynamoOperatorStore(args.table, session.client("dynamodb")), session
 
 
 def _domain(text: str) -> str:
@@ -223,7 +223,7 @@ def _operator(args: argparse.Namespace) -> int:
 
     store, session = _operator_store(args)
     if args.operator_command == "block":
-        store.block_domain(args.domain, args.reason)
+        store.block(args.domain, args.reason, time.time())
         print(json.dumps({"blocked": args.domain.lower().strip("."), "reason": args.reason}))
     elif args.operator_command == "unblock":
         operator.unblock(store, args.domain)

@@ -33,8 +33,8 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, out: bool = False) 
 
 @dataclass
 class Target:
-    store: Any  # heed_aws.store.DynamoStore
-    texts: Any  # heed_aws.operator.S3Texts, or None when the stack names no bucket
+    store: Any  # heed_aws.operator_store.DynamoOperatorStore
+    texts: Any  # heed_aws.operator_store.S3Texts, or None when the stack names no bucket
     bot: str | None
     where: str
     local: LocalState | None = None
@@ -55,21 +55,21 @@ def _describe(aws: Aws, stack: str) -> tuple[dict[str, str], dict[str, str]]:
 
 @contextmanager
 def open_target(args: argparse.Namespace, aws: Aws, *, write: bool) -> Iterator[Target]:
-    from heed_aws.operator import S3Texts
-    from heed_aws.store import DynamoStore
+    from heed_aws.operator_store import DynamoOperatorStore, S3Texts
 
     if getattr(args, "state", None) is not None:
         if args.region or args.profile:
             raise CommandError("--region and --profile go with --stack, not --state")
         with open_state(Path(args.state), write=write) as st:
-            yield Target(DynamoStore(st.table, st.client("dynamodb")), S3Texts(st.client("s3"), st.bucket), st.bot,
-                         f"state {args.state}", st, st.manifest.get("profile"))
+            yield Target(DynamoOperatorStore(st.table, st.client("dynamodb")), S3Texts(st.client("s3"), st.bucket),
+                         st.bot, f"state {args.state}", st, st.manifest.get("profile"))
         return
     outputs, params = _describe(aws, args.stack)
     table = output(outputs, "StateTableName", args.stack)
     bucket = outputs.get("ResultsBucketName")
-    yield Target(DynamoStore(table, aws.client("dynamodb")), S3Texts(aws.client("s3"), bucket) if bucket else None,
-                 params.get("BotName") or None, f"stack {args.stack}")
+    texts = S3Texts(aws.client("s3"), bucket) if bucket else None
+    yield Target(DynamoOperatorStore(table, aws.client("dynamodb")), texts, params.get("BotName") or None,
+                 f"stack {args.stack}")
 
 
 def profile_of(target: Target, bot: str | None) -> Any:

@@ -277,7 +277,7 @@ def test_common_08_everything_stored_from_a_domain_can_be_deleted(web: Web, tmp_
                               Source("o", other.base_url + "/liste/", "page")], tmp_path, start=START - 60) as run:
         run.round(START)
         assert blocked.host in run.stored_text()
-        purge_domain(run.store, BLOCK_IP)
+        purge_domain(run.operator, BLOCK_IP)
         stored = run.stored_text()
         run.finish()
     assert blocked.host not in stored and other.host in stored

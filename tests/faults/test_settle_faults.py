@@ -161,7 +161,8 @@ def test_a_second_token_of_a_host_in_one_batch_is_never_acknowledged_without_its
             assert store.write_host(host, 0, owner="another-turn", lease_until=now + 2.5, state={}, outbox=None,
                                     expires_at=now + 86400)
             run.fire(now, ["feed"])
-            store.put_sources([Source("other", site.base_url + "/other.xml", "feed")])
+            from heed.local.runtime import operator_store
+            operator_store().put_sources([Source("other", site.base_url + "/other.xml", "feed")])
             run.fire(now + 1, ["feed"])
             msgs = run.receive()
             assert len(msgs) == 2
@@ -220,17 +221,18 @@ def test_a_corrupt_host_item_is_quarantined_with_a_skip_and_the_host_goes_on(sma
 
 def _left_of(host: str) -> dict[str, Any]:
     """What the table still holds of a host: its partition's items and its domain index entry."""
-    from heed_aws import runtime
-    store = runtime.store()
+    from heed.local.runtime import operator_store
+    store = operator_store()
     name = host.split("//", 1)[1].rsplit(":", 1)[0]
     return {"items": [sk for sk, _ in store.host_items(host)], "index": store.domain_hosts(name)}
 
 
 def _purge(host: str, now: float) -> None:
-    from heed_aws import runtime
     from heed_aws.operator import purge_domain
+
+    from heed.local.runtime import operator_store
     name = host.split("//", 1)[1].rsplit(":", 1)[0]
-    purge_domain(runtime.store(), name, record=True, now=now)
+    purge_domain(operator_store(), name, record=True, now=now)
 
 
 def test_common_08_a_purge_with_the_next_rounds_token_queued_stays_purged(web: FaultWeb, tmp_path: Path) -> None:

@@ -57,12 +57,13 @@ def test_common_08_purge_deletes_everything_stored_from_a_domain(tmp_path: Path)
     server = _site("127.0.0.42")
     run = _run(server, tmp_path)
     try:
-        from heed_aws import runtime
         from heed_aws.operator import purge_domain
 
         run.fire(time.time(), ["subsidy"])
         run.drain()
-        store = runtime.store()
+        from heed.local.runtime import operator_store
+
+        store = operator_store()
         host = f"http://{server.host}"
         assert store.get_url(server.base_url + "/subsidies/a/") is not None
         from heed_aws.runtime import _client

@@ -16,6 +16,7 @@ from heed_core.profile import load_profile
 from heed_core.work import Source
 
 from heed_aws.journal import LogJournal
+from heed_aws.operator_store import DynamoOperatorStore
 from heed_aws.queue import TokenQueue
 from heed_aws.scheduler import RESERVE_S, tick
 from heed_aws.store import DynamoStore
@@ -68,7 +69,7 @@ def test_a_round_of_50000_sources_completes_within_each_ticks_budget_and_resumes
         queue = CountingQueue(res.queue_url, session.client("sqs"))
         # GIVEN 50,000 feeds, each on a host of its own, some already read once (a read-state item)
         sources = [Source(f"feed-{n:06d}", f"https://h{n}.example/feed.xml", "feed") for n in range(N_SOURCES)]
-        store.put_sources(sources)
+        DynamoOperatorStore(res.table_name, session.client("dynamodb")).put_sources(sources)
         store.write_drained([], [], [(f"feed-{n:06d}", {"last_read": T - 86400}) for n in range(0, N_SOURCES, 7)])
         profile = load_profile("aubebot")
         # WHEN the scheduler ticks every minute, each tick with BUDGET_S of Lambda time, and the

@@ -143,6 +143,11 @@ class ObservedRun(LocalRun):
 
         return runtime.store()
 
+    def operator(self) -> Any:
+        from heed.local.runtime import operator_store
+
+        return operator_store()
+
     def fire(self, t: float, tasks: list[str]) -> None:
         self.round_times.append(t)
         self.round_walls.append(time.time())

@@ -1,4 +1,5 @@
-"""The HostStore contract: one test class run against every backend (MemoryStore, DynamoStore on moto)."""
+"""The HostStore and OperatorStore contracts: one test class run against every backend (MemoryStore,
+DynamoStore with DynamoOperatorStore on moto)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from heed_core.store import HostStore
 from heed_core.urls import BadUrl
 from heed_core.work import Source, UrlRecord, WorkItem
 
+from heed_aws.operator_store import DynamoOperatorStore
 from heed_aws.store import DynamoStore
 
 from tests.support.memstore import MemoryStore
@@ -45,7 +47,12 @@ def store(request: pytest.FixtureRequest) -> HostStore:
         return MemoryStore()
     client, table = request.getfixturevalue("dynamo_table")
     _wipe(client, table)
-    return DynamoStore(table, client)
+    return _DynamoBoth(table, client)
+
+
+class _DynamoBoth(DynamoStore, DynamoOperatorStore):
+    """The crawl's adapter and the operator's on one table, as one object: the contract holds
+    both to MemoryStore's semantics (each class alone is what the Lambda and the CLI use)."""
 
 
 

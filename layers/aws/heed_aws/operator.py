@@ -19,6 +19,7 @@ from heed_core.urls import BadUrl, authority, in_domain
 from heed_core.work import Source
 
 from heed_aws.domains import registrable_domain
+from heed_aws.operator_store import S3Texts
 
 __all__ = ["ImportReport", "OperatorStore", "PurgeReport", "S3Texts", "TurnWait", "close_on_hosts", "entry_hosts",
            "import_sources", "list_blocks", "purge_domain", "remove_source", "reopen_source", "unblock"]
@@ -57,27 +58,6 @@ class TextBucket(Protocol):
 
     def versions(self, key: str) -> list[str]: ...
     def delete_version(self, key: str, version_id: str) -> None: ...
-
-
-class S3Texts:
-    """The results bucket: every version and delete marker of a key."""
-
-    def __init__(self, s3: Any, bucket: str) -> None:
-        self.s3 = s3
-        self.bucket = bucket
-
-    def versions(self, key: str) -> list[str]:
-        out: list[str] = []
-        kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": key}
-        while True:
-            resp = self.s3.list_object_versions(**kwargs)
-            out += [v["VersionId"] for v in resp.get("Versions", []) + resp.get("DeleteMarkers", []) if v["Key"] == key]
-            if not resp.get("IsTruncated"):
-                return out
-            kwargs.update(KeyMarker=resp["NextKeyMarker"], VersionIdMarker=resp["NextVersionIdMarker"])
-
-    def delete_version(self, key: str, version_id: str) -> None:
-        self.s3.delete_object(Bucket=self.bucket, Key=key, VersionId=version_id)
 
 
 # --- host state: a source closed or reopened on its hosts --------------------------------------

@@ -113,7 +113,7 @@ def _play_common(b: Bench) -> Output:
     import boto3
 
     s3 = boto3.session.Session(region_name="eu-west-1").client("s3")
-    b.extra["purge"] = purge_domain(stack.store, moved_ip, s3=s3, bucket=stack.run.res.bucket, now=stack.now)
+    b.extra["purge"] = purge_domain(stack.operator, moved_ip, s3=s3, bucket=stack.run.res.bucket, now=stack.now)
     b.extra["moved_items_before"] = before
     b.extra["moved_host"] = moved_ip
     return stack.finish()

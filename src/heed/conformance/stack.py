@@ -99,6 +99,13 @@ class Stack:
 
         return runtime.store()
 
+    @property
+    def operator(self) -> Any:
+        """The operator's adapter on the same table (sources, blocks, purges)."""
+        from heed.local.runtime import operator_store
+
+        return operator_store()
+
     def round(self, t: float, tasks: Sequence[str] | None = None) -> None:
         """Fire the scheduler at ``t`` (the profile's tasks unless named) and drain the queue."""
         self.advance_to(t)

@@ -122,7 +122,7 @@ def _play_week(b: Bench) -> Output:
             b.extra["kept_before"] = stack.bucket_texts()
             stack.store.block_domain("wijkdorp.test", "gemeente Wijkdorp: stoppen en alles verwijderen")
             s3 = boto3.session.Session(region_name="eu-west-1").client("s3")
-            b.extra["report"] = purge_domain(stack.store, "wijkdorp.test", s3=s3, bucket=stack.run.res.bucket,
+            b.extra["report"] = purge_domain(stack.operator, "wijkdorp.test", s3=s3, bucket=stack.run.res.bucket,
                                              now=stack.now)
             b.extra["still_blocked"] = stack.store.blocked(s.base("wijkdorp"))
         stack.round(t, ["subsidy"])

@@ -55,6 +55,15 @@ def local_signer(profile: Profile) -> Any:
         raise ConfigError(f"identity.web_bot_auth.key_file: {exc}") from exc
 
 
+def operator_store() -> Any:
+    """The operator's adapter (``heed_aws.operator_store``) on the table of the local stack that
+    runs now: what ``heed sources``, ``block`` and ``purge`` write with, beside the crawl's store."""
+    from heed_aws import runtime
+    from heed_aws.operator_store import DynamoOperatorStore
+
+    return DynamoOperatorStore(runtime.store().table, runtime.store().db)
+
+
 def _quiet_powertools() -> None:
     import warnings
 
@@ -334,7 +343,7 @@ class LocalRun:
                           allow_private=self.allow_private, journal_tap=self.out.journal,
                           results_tap=self.out.item, resolver=self.resolver, queue_observer=self.watch, env=env,
                           signer=self.signer)
-        store = runtime.store()
+        store = operator_store()
         if self._state is not None:
             from heed_aws.operator import import_sources
 
