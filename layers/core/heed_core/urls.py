@@ -148,16 +148,24 @@ def _parse(href: str, base: str | None) -> Link | Refused:
         url = ada_url.URL(href, base) if base else ada_url.URL(href)
     except ValueError:
         return Refused(text, BAD_URL, "not a URL by the URL Standard")
-    scheme = url.protocol[:-1]
-    if scheme not in _DEFAULT_PORT:
-        return Refused(text, NOT_HTTP, f"{scheme}: is not fetched")
-    if not url.hostname:
+    # The parsed URL's serialisation, read once (each getter is a call into the C library): an
+    # http(s) href is scheme://[userinfo@]host[:port]/path[?query][#fragment], its delimiters
+    # escaped everywhere else, so the parts split off it as the getters would give them.
+    whole = _HREF.match(url.href)
+    if whole is None:
+        scheme = url.protocol[:-1]
+        if scheme not in _DEFAULT_PORT:
+            return Refused(text, NOT_HTTP, f"{scheme}: is not fetched")
         return Refused(text, BAD_URL, "no host")
-    host = url.hostname
-    port = f":{url.port}" if url.port else ""
-    path = _fix("path", url.pathname or "/")
-    query = _fix("query", url.search[1:]) if len(url.search) > 1 else ""
-    return Link(f"{scheme}://{host}{port}{path}" + (f"?{query}" if query else ""))
+    scheme, host, port, path, query = whole.groups()
+    if not host:
+        return Refused(text, BAD_URL, "no host")
+    path = _fix("path", path or "/")
+    query = _fix("query", query[1:]) if query and len(query) > 1 else ""
+    return Link(f"{scheme}://{host}{port or ''}{path}" + (f"?{query}" if query else ""))
+
+
+_HREF = re.compile(r"(https?)://(?:[^/@]*@)?(\[[^\]]*\]|[^/:?#]*)(:\d+)?([^?#]*)(\?[^#]*)?")
 
 
 def resolve(base: str | None, href: object) -> Link | Refused:
@@ -214,7 +222,13 @@ def canonical(url: str, strip: tuple[str, ...] = TRACKING_PARAMS) -> str:
 def canonical_link(base: str | None, href: object, strip: tuple[str, ...] = TRACKING_PARAMS) -> str | Refused:
     """``href`` resolved against ``base`` and made canonical (``canonical``), or why not."""
     link = resolve(base, href)
-    return link if isinstance(link, Refused) else canonical(link, strip)
+    if isinstance(link, Refused):
+        return link
+    if "?" not in link or not strip:
+        return str(link)  # resolve's spelling is canonical's already (canonical is idempotent)
+    head, _, query = link.partition("?")
+    query, _gone = tracking_params(query, strip)
+    return f"{head}?{query}" if query else head
 
 
 _WRITTEN = re.compile(r"\s*([A-Za-z][A-Za-z0-9+.-]*):[/\\]*(?:[^@/\\?#]*@)?(\[[^\]]*\]|[^:/\\?#]*)(?::(\d*))?")
