@@ -55,7 +55,7 @@ def _item_for(profile: Any, url: str, view: Any, record: Any, sources: list[Any]
     """The work item the bot would have for the URL now: queued already, a source's entry (as the
     next round makes it), or one like the last it had. Returns (item, the source's round skip)."""
     from heed_core.rounds import Round, entry_items, round_id
-    from heed_core.work import WorkItem
+    from heed_core.work import PURPOSES, WorkItem, as_purpose, as_task_kind
 
     queued = [i for i in view.frontier if i.url == url]
     if queued:
@@ -72,8 +72,8 @@ def _item_for(profile: Any, url: str, view: Any, record: Any, sources: list[Any]
     recent = view.recent.get(url)
     by_id = {s.id: s for s in sources}
     src = by_id.get(str(recent[2])) if recent else None
-    purpose = str(recent[1]) if recent else "page"
-    task = src.kind if src is not None else "page"
+    purpose = as_purpose(recent[1]) if recent and recent[1] in PURPOSES else "page"
+    task = as_task_kind(src.kind) if src is not None else "page"
     source_id = src.id if src else (str(recent[2]) if recent else "")
     return WorkItem(url=url, purpose=purpose, task=task, source_id=source_id,
                     source_url=src.url if src else url, round_id=round_id(now, "explain"), round_start=now,

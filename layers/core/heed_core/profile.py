@@ -15,7 +15,6 @@ from typing import Any
 import yaml
 
 from heed_core.profile_keys import (
-    TASK_KINDS,
     TASK_TYPES,
     AgendaTask,
     ArticleFollowup,
@@ -44,6 +43,7 @@ from heed_core.profile_keys import (
 from heed_core.profile_schema import ProfileError, build, describe, fields_of
 from heed_core.robots_policy import RobotsFetchPolicy
 from heed_core.urls import TRACKING_PARAMS
+from heed_core.work import TASK_KINDS
 
 __all__ = ["BUILTIN_BOTS", "TASK_KINDS", "AgendaTask", "ArticleFollowup", "Egress", "Fetch", "FeedTask", "InfoPage",
            "Operator", "PageTask", "PageTexts", "Politeness", "Profile", "ProfileError", "Redirects", "Responses",
@@ -62,7 +62,8 @@ def _typed(data: Mapping[str, Any]) -> tuple[Spec, dict[str, Any]]:
     # Every task kind that runs (scheduled or configured) gets its defaults written into the
     # mapping too, so `profile.task(kind)` and the typed section can never disagree. Title-only
     # page fetches (page and sitemap tasks) read sitemap_fallback.title_refetch_after_s.
-    kinds = [k for k in TASK_KINDS if getattr(spec.tasks, k) is not None or any(s.task == k for s in spec.schedules)]
+    kinds: list[str] = [k for k in TASK_KINDS
+                        if getattr(spec.tasks, k) is not None or any(s.task == k for s in spec.schedules)]
     if {"page", "sitemap"} & set(kinds):
         kinds.append("sitemap_fallback")
     filled = {}

@@ -14,10 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from heed_core.profile_schema import ProfileError, key, unknown
 from heed_core.schedule import ScheduleError, parse_expression
-from heed_core.work import PURPOSES
-
-TASK_KINDS = ("feed", "page", "sitemap", "site_check", "subsidy", "agenda")
-
+from heed_core.work import PURPOSES, TaskKind
 
 # --- checks that the type alone cannot say -----------------------------------------------------
 
@@ -148,7 +145,7 @@ class Operator:
 @dataclass(frozen=True, kw_only=True)
 class Schedule:
     expression: str = key(check=_expression, doc="EventBridge rate(...) or cron(...), UTC")
-    task: Literal["feed", "page", "sitemap", "site_check", "subsidy", "agenda"] = key(doc="the task kind it starts")
+    task: TaskKind = key(doc="the task kind it starts")
 
 
 @dataclass(frozen=True, kw_only=True)

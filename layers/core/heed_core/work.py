@@ -7,15 +7,35 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 from heed_core.errors import InputError
 from heed_core.urls import authority, short_hash
 
-PURPOSES = ("robots", "feed", "page", "sitemap", "article", "homepage", "icon", "agenda", "subsidy", "tdmrep")
+# What a source is (its kind: the task its rounds run) and what one request is for.
+TaskKind = Literal["feed", "page", "sitemap", "site_check", "subsidy", "agenda"]
+Purpose = Literal["robots", "feed", "page", "sitemap", "article", "homepage", "icon", "agenda", "subsidy", "tdmrep"]
+TASK_KINDS: tuple[TaskKind, ...] = get_args(TaskKind)
+PURPOSES: tuple[Purpose, ...] = get_args(Purpose)
+
+
+def as_task_kind(value: object) -> TaskKind:
+    """A task kind read from outside (a token, a stored item), checked."""
+    if value in TASK_KINDS:
+        return value
+    raise InputError(f"unknown task kind {value!r}", reason="bad_work_item")
+
+
+def as_purpose(value: object) -> Purpose:
+    """A request's purpose read from outside, checked."""
+    if value in PURPOSES:
+        return value
+    raise InputError(f"unknown purpose {value!r}", reason="bad_work_item")
+
+
 # The first request of each source kind.
-ENTRY_PURPOSE = {"feed": "feed", "page": "page", "sitemap": "sitemap", "site_check": "homepage",
-                 "subsidy": "sitemap", "agenda": "sitemap"}
+ENTRY_PURPOSE: dict[TaskKind, Purpose] = {"feed": "feed", "page": "page", "sitemap": "sitemap",
+                                          "site_check": "homepage", "subsidy": "sitemap", "agenda": "sitemap"}
 
 
 @dataclass(frozen=True)
@@ -63,8 +83,8 @@ class UrlRecord:
 @dataclass(frozen=True)
 class WorkItem:
     url: str
-    purpose: str
-    task: str  # the source's kind: feed|page|sitemap|site_check|subsidy|agenda
+    purpose: Purpose
+    task: TaskKind  # the source's kind
     source_id: str
     source_url: str
     round_id: str
@@ -92,7 +112,7 @@ class WorkItem:
         before what it leads to), then a stable hash."""
         return f"{int(self.round_start):011d}#{self.depth:03d}#{self.seq:06d}#{self.work_id}"
 
-    def follow(self, url: str, purpose: str, **changes: Any) -> WorkItem:
+    def follow(self, url: str, purpose: Purpose, **changes: Any) -> WorkItem:
         """A follow-up of this item: same source and round, one level deeper."""
         ctx = dict(self.ctx)
         ctx.update(changes.pop("ctx", {}))
@@ -120,7 +140,7 @@ class WorkItem:
     def from_compact(cls, d: Mapping[str, Any]) -> WorkItem:
         try:
             item = cls(
-                url=str(d["u"]), purpose=str(d["p"]), task=str(d["t"]), source_id=str(d["s"]),
+                url=str(d["u"]), purpose=as_purpose(d["p"]), task=as_task_kind(d["t"]), source_id=str(d["s"]),
                 source_url=str(d.get("su") or d["u"]), round_id=str(d["r"]), round_start=float(d["rs"]),
                 depth=int(d.get("d", 0)), hop=int(d.get("h", 0)), seq=int(d.get("q", 0)),
                 not_before=float(d.get("nb", 0.0)), attempts=int(d.get("a", 0)), failures=int(d.get("f", 0)),
@@ -128,8 +148,6 @@ class WorkItem:
                 seen=UrlRecord.from_compact(d["w"]) if d.get("w") else None)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"undecodable work item: {exc!r}", reason="bad_work_item") from exc
-        if item.purpose not in PURPOSES:
-            raise InputError(f"unknown purpose {item.purpose!r}", reason="bad_work_item")
         authority(item.url)  # raises BadUrl (an InputError) for a URL we could never fetch
         return item
 
@@ -145,7 +163,7 @@ class WorkItem:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> WorkItem:
         return cls(
-            url=str(d["url"]), purpose=str(d["purpose"]), task=str(d["task"]),
+            url=str(d["url"]), purpose=as_purpose(d["purpose"]), task=as_task_kind(d["task"]),
             source_id=str(d["source_id"]), source_url=str(d["source_url"]),
             round_id=str(d["round_id"]), round_start=float(d["round_start"]),
             depth=int(d.get("depth", 0)), hop=int(d.get("hop", 0)), seq=int(d.get("seq", 0)),
@@ -162,7 +180,7 @@ class Source:
 
     id: str
     url: str
-    kind: str
+    kind: TaskKind
     options: Mapping[str, Any] = field(default_factory=dict)
     closed: bool = False
     closed_reason: str | None = None

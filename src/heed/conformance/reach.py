@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from heed_core.work import Source
+from heed_core.work import Source, TaskKind
 
 from heed.conformance.sites import TRAPS, html_page, jsonld, rss, urlset, with_cookies
 from heed.demo.web import Route
@@ -43,7 +43,7 @@ def _subsidy(title: str, extra: str = "", head: str = "") -> Route:
 
 @dataclass(frozen=True)
 class Reach:
-    kind: str
+    kind: TaskKind
     prefix: str                      # where the bot's own task goes on a site (its topic)
     page: Callable[..., Route]       # page(title, extra_body="", head="")
     by: str                          # "feed", "page" or "sitemap"
