@@ -22,6 +22,7 @@ from heed_core.profile import load_profile_data  # noqa: E402
 from heed_core.work import Source  # noqa: E402
 
 from heed.local.runtime import LocalRun  # noqa: E402
+from heed.outputs import read_jsonl  # noqa: E402
 
 from fixture_web import PORT, make_hosts  # noqa: E402
 
@@ -189,9 +190,8 @@ def main() -> None:
         tick_log_bytes = logs.bytes
         left = run.drain()
         page_bytes = 0
-        with (Path(tmp) / "requests.jsonl").open(encoding="utf-8") as f:
-            run.out.files["requests"].flush()
-            page_bytes = sum(int(json.loads(line).get("bytes") or 0) for line in f)
+        run.out.files["requests"].flush()
+        page_bytes = sum(int(r.get("bytes") or 0) for r in read_jsonl(Path(tmp) / "requests.jsonl"))
         wall = time.monotonic() - wall0
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         requests = run.out.n["requests"]

@@ -162,22 +162,12 @@ def local_records(out: Path) -> list[dict[str, Any]]:
     path = out / "requests.jsonl"
     if not path.is_file():
         raise CommandError(f"{out}: no requests.jsonl here (a `heed local run --out {out}` folder)")
+    from heed.outputs import OutputError, read_jsonl
+
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CommandError(f"{path}: cannot read ({type(exc).__name__})") from exc
-    records = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            rec = None
-        if not isinstance(rec, dict):
-            raise CommandError(f"{path}:{number}: not a JSON record (is this a heed run's output?)")
-        records.append(rec)
-    return records
+        return read_jsonl(path)
+    except OutputError as exc:
+        raise CommandError(str(exc)) from exc
 
 
 def insights_query(host: HostFilter) -> str:

@@ -264,25 +264,13 @@ def cmd_explain(args: argparse.Namespace, **kwargs: Any) -> int:
         wanted.add(canon)
         print(json.dumps({"record": "canonical", "url": args.url, "canonical": canon, "why": changes},
                          ensure_ascii=False))
+    from heed.outputs import read_records
+
     found = 0
-    for name in ("requests", "skips", "items"):
-        path = out / f"{name}.jsonl"
-        if not path.is_file():
-            continue  # a run stopped early may not have written every file
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{path}: cannot read ({type(exc).__name__})") from exc
-        for number, line in enumerate(lines, 1):
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{path}:{number}: not a JSON record (is this a heed run's output?)") from exc
-            if not isinstance(rec, dict):
-                raise UsageError(f"{path}:{number}: not a JSON record (is this a heed run's output?)")
-            if rec.get("url") in wanted or (args.prefix and str(rec.get("url", "")).startswith(args.url)):
-                print(json.dumps({"record": name[:-1], **rec}, ensure_ascii=False))
-                found += 1
+    for kind, rec in read_records(out, ("requests", "skips", "items")):
+        if rec.get("url") in wanted or (args.prefix and str(rec.get("url", "")).startswith(args.url)):
+            print(json.dumps({"record": kind, **rec}, ensure_ascii=False))
+            found += 1
     if not found:
         what = "URL starting with " if args.prefix else ""
         print(f"heed explain: no request, skip or result of {what}{args.url} in {out}", file=sys.stderr)

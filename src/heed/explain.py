@@ -192,19 +192,16 @@ def _history(target: Target, url: str, also: str = "") -> list[dict[str, Any]]:
         return []
     manifest = target.local.manifest
     outs = manifest.get("outs") or ([manifest["last_out"]] if manifest.get("last_out") else [])
+    from heed.outputs import OutputError, read_records
+
     found = []
     for out_dir in outs:
-        for name in ("requests", "skips", "items"):
-            path = Path(out_dir) / f"{name}.jsonl"
-            if not path.is_file():
-                continue
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(rec, dict) and rec.get("url") in (url, also or url):
-                    found.append({"record": name[:-1], **rec})
+        try:
+            for kind, rec in read_records(Path(out_dir), ("requests", "skips", "items"), strict=False):
+                if rec.get("url") in (url, also or url):
+                    found.append({"record": kind, **rec})
+        except OutputError:
+            continue  # a run's folder gone unreadable: the others still tell
     return found
 
 

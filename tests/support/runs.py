@@ -65,10 +65,10 @@ def derived(bot: str, **sections: Any) -> Profile:
 # --- the output of a run ------------------------------------------------------------------------
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """One JSON object a line; a file that is not there holds none."""
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """One JSON object a line; a file that is not there holds none (``heed.outputs``, strict)."""
+    from heed.outputs import read_jsonl as read
+
+    return read(path)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from heed_core.profile import Profile, deep_merge, validate
 from heed_core.work import Source
 
 from heed.local.runtime import REGION, LocalRun
+from heed.outputs import read_jsonl, read_summary
 
 __all__ = ["Output", "Stack", "derive", "sim_time"]
 
@@ -66,10 +67,7 @@ def sim_time(record: Mapping[str, Any], key: str = "t_start") -> float:
     return datetime.fromisoformat(str(record[key]).replace("Z", "+00:00")).timestamp()
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+_jsonl = read_jsonl
 
 
 @dataclass
@@ -130,7 +128,7 @@ class Stack:
         finally:
             self.close()
         d = self.out_dir
-        summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+        summary = read_summary(d)
         return Output(_jsonl(d / "requests.jsonl"), _jsonl(d / "items.jsonl"), _jsonl(d / "skips.jsonl"),
                       summary, texts, stored)
 

@@ -1,16 +1,11 @@
 """The short human report printed at the end of a local run."""
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-
-def _read(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+from heed.outputs import read_jsonl as _read
 
 
 def human_report(out_dir: Path, summary: dict[str, Any], *, examples: int = 4) -> str:
