@@ -122,6 +122,9 @@ def cmd_local_run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
+    if args.json:
+        print(json.dumps({"out": str(args.out), **summary}, ensure_ascii=False))
+        return 0
     print(human_report(Path(args.out), summary))
     return 0
 
@@ -135,7 +138,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if bot not in BUILTIN_BOTS:
             raise UsageError(f"--bot: unknown bot {bot!r} ({_close(bot, BUILTIN_BOTS)})")
     bots = list(dict.fromkeys(args.bot)) if args.bot else None
-    return run_demo(_out_dir(args.out), bots=bots, progress=_progress)
+    return run_demo(_out_dir(args.out), bots=bots, progress=_progress, as_json=args.json)
 
 
 def _close(word: str, known: Sequence[str]) -> str:
@@ -149,6 +152,8 @@ def cmd_samconfig(args: argparse.Namespace) -> int:
     argv = ["--check"] if args.check else ["--write"] if args.write else []
     if args.bot:
         argv += ["--bot", args.bot] + (["--stack", args.stack] if args.stack else [])
+    if args.json:
+        argv.append("--json")
     return int(samconfig.main(argv) or 0)
 
 
@@ -293,6 +298,9 @@ def cmd_info_page(args: argparse.Namespace) -> int:
         paths = write_info_page(profile, out, langs=tuple(args.lang) if args.lang else None)
     except ProfileError as exc:
         raise UsageError(str(exc)) from exc
+    if args.json:
+        print(json.dumps({"bot": profile.name, "files": [str(p) for p in paths]}))
+        return 0
     for path in paths:
         print(path)
     return 0
@@ -315,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="heed-out", help="output folder (default ./heed-out)")
     run.add_argument("--patience", type=_seconds, default=None,
                      help="seconds to wait in real time for deferred work before ending a round")
+    run.add_argument("--json", action="store_true", help="the run's summary as one JSON object, not the report")
     run.add_argument("--state", metavar="DIR",
                      help="keep the crawl's state (table and bucket) in DIR between runs: a second run sends "
                           "conditional GETs, remembers seen URLs, honours blocks and sources added there")
@@ -323,6 +332,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="all five bots, one round each, on the bundled demo web")
     demo.add_argument("--out", default="heed-out/demo", help="output folder (default ./heed-out/demo)")
     demo.add_argument("--bot", action="append", help="only this bot (repeatable)")
+    demo.add_argument("--json", action="store_true",
+                      help="each bot's run summary and what the sites saw, as JSON lines (no report)")
     demo.set_defaults(func=cmd_demo)
 
     robots = sub.add_parser("robots", help="robots.txt tools")
@@ -331,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("robots_file")
     check.add_argument("url")
     check.add_argument("--agent", required=True, help="the product token (or a full User-Agent)")
+    check.add_argument("--json", action="store_true", help="the answer as one JSON object (what it prints anyway)")
     from heed.robots_cli import cmd_robots_check
 
     check.set_defaults(func=cmd_robots_check)
@@ -341,6 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--write", action="store_true", help="rewrite samconfig.toml")
     sam.add_argument("--bot", metavar="NAME|FILE", help="add or update this bot's environment (with --write)")
     sam.add_argument("--stack", metavar="STACK", help="--bot: its stack's name (default: as before, or heed-NAME)")
+    sam.add_argument("--json", action="store_true", help="--check, --write: what was found or written, as JSON")
     sam.set_defaults(func=cmd_samconfig)
 
     op = sub.add_parser("operator", help="a deployed bot's state: block list and purges (COMMON-08)")
@@ -355,8 +368,10 @@ def build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("--reason", default="stop requested by the site owner")
         if name == "purge":
             cmd.add_argument("--bucket", help="the stack's ResultsBucketName output (page texts)")
+        cmd.add_argument("--json", action="store_true", help="JSON lines (what it prints anyway)")
         cmd.set_defaults(func=cmd_operator)
     blocks = op_sub.add_parser("blocks", help="list the block list")
+    blocks.add_argument("--json", action="store_true", help="JSON lines (what it prints anyway)")
     blocks.set_defaults(func=cmd_operator)
 
     expl = sub.add_parser("explain", help="why a URL was fetched or not, and what would happen now "
@@ -377,18 +392,22 @@ def build_parser() -> argparse.ArgumentParser:
                       help="only the page in this language (the bot's or en; repeatable; default both)")
     info.add_argument("--out", default="heed-out/info",
                       help="output folder, laid out as the info host publishes it (default ./heed-out/info)")
+    info.add_argument("--json", action="store_true", help="the files written, as one JSON object")
     info.set_defaults(func=cmd_info_page)
 
     prof = sub.add_parser("profile", help="bot profiles")
     prof_sub = prof.add_subparsers(dest="profile_command", required=True)
     show = prof_sub.add_parser("show", help="print a profile after extends: and defaults")
     show.add_argument("bot")
+    show.add_argument("--json", action="store_true", help="as JSON (what it prints anyway)")
     show.set_defaults(func=cmd_profile_show)
     from heed import ownbot
 
     pcheck = prof_sub.add_parser("check", help="what a profile still has to write (WRITE ME, its base bot's "
                                                "identity): exit 0 when nothing, 1 with a line each")
     pcheck.add_argument("bot", metavar="FILE")
+    pcheck.add_argument("--json", action="store_true",
+                        help="one JSON object: ready or not, what is left to write, the profile's sha256")
     pcheck.set_defaults(func=ownbot.cmd_profile_check)
 
     from heed import audit, conformance, cost, deploy, dlq, identity_cli, ops, sources_cli
@@ -429,10 +448,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     _name_leaves(parser)
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
     except SystemExit as exc:  # a usage mistake (told already, in one line), --help, --version
         return int(exc.code) if isinstance(exc.code, int) else 2
     prog = str(getattr(args, "command_name", "heed"))
+    if extra:  # told by the command they were given to, not by `heed`
+        print(f"{prog}: unrecognized arguments: {' '.join(extra)} (see {prog} --help)", file=sys.stderr)
+        return 2
     try:
         code = int(args.func(args))
         sys.stdout.flush()  # a closed pipe shows here, not after main has returned

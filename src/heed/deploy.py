@@ -19,6 +19,8 @@ a promise is broken or SAM CLI fails, 2 for a mistake in the command, the profil
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import re
 import shlex
@@ -81,11 +83,18 @@ def register(subparsers: Any) -> None:
                    help="ask for the region, the AWS profile and the operator's parameters (kept in samconfig.toml)")
     p.add_argument("--force", metavar="REASON",
                    help="deploy even if a promise is broken; REASON is recorded in the stack's HeedForceReason tag")
+    p.add_argument("--json", action="store_true",
+                   help="the steps on stderr, and what was deployed (or would be) as one JSON object on stdout")
     p.set_defaults(func=cmd_deploy)
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
     try:
+        if getattr(args, "json", False):
+            with contextlib.redirect_stdout(sys.stderr):  # the steps; the outcome alone on stdout
+                code = deploy(args)
+            print(json.dumps(args.outcome, ensure_ascii=False))
+            return code
         return deploy(args)
     except DeployError as exc:
         print(f"heed deploy: {exc}", file=sys.stderr)
@@ -289,7 +298,8 @@ def deploy(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
     sha = package(project, template, profile, args.bot in BUILTIN_BOTS)         # step 4
     build = [sam, "build", "--template-file", "template.yaml"]                   # step 5
     print(f"$ {shlex.join(build)}", flush=True)
-    done = subprocess.run(build, cwd=project, check=False)
+    quiet = sys.stderr if getattr(args, "json", False) else None  # --json: SAM's own output beside the steps
+    done = subprocess.run(build, cwd=project, check=False, stdout=quiet)
     if done.returncode != 0:
         raise PromiseBroken(f"sam build failed (exit {done.returncode}); nothing deployed")
     tags = [f"{CONFORMANCE_TAG}={gate}"] + ([f'{FORCE_TAG}="{reason}"'] if gate == "forced" else [])
@@ -297,6 +307,9 @@ def deploy(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
                "--template-file", str(Path(".aws-sam") / "build" / "template.yaml"), "--region", region,
                *(["--profile", aws_profile] if aws_profile else []), "--tags", *tags]
     overrides = re.findall(r'(\w+)=("[^"]*"|\S+)', _overrides(config, env.bot))
+    args.outcome = {"bot": profile.name, "stack": choices.stack_name, "region": region, "profile_sha256": sha,
+                    "conformance": gate, "dry_run": bool(args.dry_run), "deployed": False, "command": command,
+                    "parameters": {k: v.strip('"') for k, v in overrides}, "tags": tags}
     if args.dry_run:
         print("dry run: nothing sent. The deploy would be:")
         print(f"$ {shlex.join(command)}")
@@ -306,9 +319,10 @@ def deploy(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
         print(f"  tags: {' '.join(tags)}")
         return 0
     print(f"$ {shlex.join(command)}", flush=True)
-    done = subprocess.run(command, cwd=project, check=False)
+    done = subprocess.run(command, cwd=project, check=False, stdout=quiet)
     if done.returncode != 0:
         raise PromiseBroken(f"sam deploy failed (exit {done.returncode})")
+    args.outcome["deployed"] = True
     print(f"deployed: stack {choices.stack_name} runs {profile.name} (ProfileSha256 output {sha}); its page: "
           f"heed info-page {args.bot} --out site, then upload it (README, Your own bot)")
     return 0

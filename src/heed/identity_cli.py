@@ -44,10 +44,12 @@ def register(subparsers: Any) -> None:
 
     keygen = sub.add_parser("keygen", help="write a new Ed25519 private key (PEM, mode 0600; never overwrites)")
     keygen.add_argument("--out", required=True, metavar="KEYFILE", help="where to write the key")
+    keygen.add_argument("--json", action="store_true", help="the key id and public JWK as JSON (printed anyway)")
     keygen.set_defaults(func=_guarded(cmd_keygen))
 
     show = sub.add_parser("show", help="print the bot's key directory (JWKS) as it is served")
     show.add_argument("--bot", required=True, metavar="BOT|PROFILE", help="a built-in bot name or a profile file")
+    show.add_argument("--json", action="store_true", help="the JWKS (what it prints anyway)")
     show.set_defaults(func=_guarded(cmd_show))
 
     verify = sub.add_parser("verify", help="is a captured request (JSON on stdin) validly signed by the bot?",
@@ -56,6 +58,7 @@ def register(subparsers: Any) -> None:
     verify.add_argument("--directory", metavar="JWKS_FILE",
                         help="check against this published key directory instead of the bot's key")
     verify.add_argument("--at", metavar="TIME", help="check as of this time (ISO 8601 or epoch seconds; default now)")
+    verify.add_argument("--json", action="store_true", help="the verdict as one JSON object")
     verify.set_defaults(func=_guarded(cmd_verify))
 
 
@@ -182,8 +185,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     now = _when(args.at)
     method, url, headers = _captured(sys.stdin.read())
     result = verify_request(method=method, url=url, headers=headers, keys=keys, now=now, expect_agent=expect)
-    if result.valid:
+    if args.json:
+        print(json.dumps({"valid": result.valid, "reason": None if result.valid else result.reason,
+                          "detail": result.detail}))
+    elif result.valid:
         print(f"valid: {result.detail}")
-        return 0
-    print(f"invalid ({result.reason}): {result.detail}")
-    return 1
+    else:
+        print(f"invalid ({result.reason}): {result.detail}")
+    return 0 if result.valid else 1

@@ -221,6 +221,7 @@ def register(subparsers: Any) -> None:
                    help=f"the built-in bot whose numbers and promises it takes (default: {DEFAULT_BASE}, the most "
                         "careful: 10 s between requests, each page once a day, titles and links only)")
     p.add_argument("--out", metavar="FILE", help="where to write it (default: ./NAME.yaml; never overwritten)")
+    p.add_argument("--json", action="store_true", help="what was written, as one JSON object")
     p.set_defaults(func=cmd_new_bot)
 
 
@@ -236,6 +237,10 @@ def cmd_new_bot(args: argparse.Namespace) -> int:
             raise BotError(f"--out: cannot write {out} ({exc.strerror or exc})") from exc
     except BotError:
         raise  # heed.cli.main tells it: heed new-bot: what is wrong
+    if getattr(args, "json", False):
+        print(json.dumps({"wrote": str(out), "name": args.name, "extends": args.extends, "language": args.language,
+                          "next": f"heed profile check {out}"}))
+        return 0
     print(f"wrote {out}: fill in every WRITE ME, then: heed profile check {out}")
     return 0
 
@@ -247,6 +252,10 @@ def cmd_profile_check(args: argparse.Namespace) -> int:
 
     profile = load_profile(args.bot)  # a profile that does not load: heed.cli.main, exit 2
     lines = check_lines(args.bot, profile)
+    if getattr(args, "json", False):
+        print(json.dumps({"profile": args.bot, "bot": profile.name, "ready": not lines, "to_write": lines,
+                          "sha256": content_hash(profile)}, ensure_ascii=False))
+        return 1 if lines else 0
     for line in lines:
         print(line)
     if lines:

@@ -372,6 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--path", type=Path, default=Path("samconfig.toml"), help="default: ./samconfig.toml")
     parser.add_argument("--bot", help="add or update this bot's environment (a built-in name or a profile file)")
     parser.add_argument("--stack", help="with --bot: the stack's name (default: as before, or heed-<name>)")
+    parser.add_argument("--json", action="store_true", help="--check, --write: the outcome as one JSON object")
     args = parser.parse_args(list(argv) if argv is not None else None)
     try:
         return _main(args)
@@ -383,6 +384,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def _say(args: argparse.Namespace, text: str, doc: dict[str, object]) -> None:
+    print(json.dumps(doc) if args.json else text)
+
+
 def _main(args: argparse.Namespace) -> int:
     if args.bot and not args.write:
         raise SamconfigError("--bot adds an environment to the file: give --write too")
@@ -390,17 +395,19 @@ def _main(args: argparse.Namespace) -> int:
         raise SamconfigError("--stack goes with --bot")
     if args.bot:
         env, choices = write_env(args.path, args.bot, EnvChoices(stack_name=args.stack))
-        print(f"wrote {args.path}: [{env.bot}] stack {choices.stack_name or env.stack_name}")
+        _say(args, f"wrote {args.path}: [{env.bot}] stack {choices.stack_name or env.stack_name}",
+             {"path": str(args.path), "wrote": True, "bot": env.bot, "stack": choices.stack_name or env.stack_name})
         return 0
     current = _current(args.path)
     envs = read_envs(current, str(args.path)) if current else {}
     wanted = render_samconfig(envs=envs, base_dir=args.path.resolve().parent)
     if args.write:
         if current == wanted:
-            print(f"{args.path} is up to date with the profiles (nothing written)")
+            _say(args, f"{args.path} is up to date with the profiles (nothing written)",
+                 {"path": str(args.path), "wrote": False, "up_to_date": True})
             return 0
         args.path.write_text(wanted, encoding="utf-8")
-        print(f"wrote {args.path}")
+        _say(args, f"wrote {args.path}", {"path": str(args.path), "wrote": True, "up_to_date": True})
         return 0
     if args.check:
         if current is None:
@@ -408,10 +415,14 @@ def _main(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 1
         if current == wanted:
+            if args.json:
+                print(json.dumps({"path": str(args.path), "up_to_date": True}))
             return 0
         diff = difflib.unified_diff(current.splitlines(True), wanted.splitlines(True), str(args.path), "profiles")
         sys.stderr.writelines(diff)
         print(f"{args.path} is stale: run `heed samconfig --write`", file=sys.stderr)
+        if args.json:
+            print(json.dumps({"path": str(args.path), "up_to_date": False}))
         return 1
     sys.stdout.write(wanted)
     return 0

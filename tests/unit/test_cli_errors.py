@@ -73,7 +73,7 @@ def test_an_unknown_command_ends_in_one_error_line(capsys: pytest.CaptureFixture
      "heed robots check: the following arguments are required: --agent (see heed robots check --help)"),
     (["samconfig", "--check", "--write"],
      "heed samconfig: argument --write: not allowed with argument --check (see heed samconfig --help)"),
-    (["demo", "--colour"], "heed: unrecognized arguments: --colour (see heed --help)"),
+    (["demo", "--colour"], "heed demo: unrecognized arguments: --colour (see heed demo --help)"),
 ])
 def test_a_usage_mistake_is_one_line_with_a_pointer_to_help(capsys: pytest.CaptureFixture[str], argv: list[str],
                                                             line: str) -> None:

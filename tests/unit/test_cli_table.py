@@ -52,3 +52,49 @@ def test_every_command_tells_a_mistake_the_same_way(argv: list[str], command: st
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith(f"heed {command}: ") and says in err, err
     assert ": error:" not in err  # one way to say it: heed CMD: what is wrong
+
+
+# --- --json everywhere ----------------------------------------------------------------------------
+
+def _leaves(parser: object, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], object]]:
+    import argparse
+
+    assert isinstance(parser, argparse.ArgumentParser)
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        return [(path, parser)]
+    return [leaf for a in subs for name, sp in a.choices.items() for leaf in _leaves(sp, (*path, name))]
+
+
+def test_every_command_takes_json() -> None:
+    # A script reads every command's answer the same way: --json on each (issue 23).
+    import argparse
+
+    from heed.cli import _name_leaves, build_parser
+
+    parser = build_parser()
+    _name_leaves(parser)
+    leaves = _leaves(parser)
+    assert len(leaves) > 30
+    missing = [" ".join(path) for path, p in leaves
+               if isinstance(p, argparse.ArgumentParser)
+               and not any("--json" in a.option_strings for a in p._actions)]
+    assert not missing
+
+
+@pytest.mark.parametrize("argv", [
+    ["profile", "check", "aubebot", "--json"],
+    ["robots", "check", "{tmp}/robots.txt", "https://a.example/x", "--agent", "MyBot", "--json"],
+    ["new-bot", "mybot", "--language", "nl", "--out", "{tmp}/mybot.yaml", "--json"],
+    ["info-page", "aubebot", "--out", "{tmp}/info", "--json"],
+])
+def test_a_json_answer_is_one_object_on_stdout(argv: list[str], tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    (tmp_path / "robots.txt").write_text("User-agent: *\nDisallow: /x\n", encoding="utf-8")
+    code = main([a.format(tmp=tmp_path) for a in argv])
+    out, err = capsys.readouterr()
+    assert code in (0, 1), err
+    [line] = out.splitlines()
+    assert isinstance(json.loads(line), dict)

@@ -1,6 +1,7 @@
 """`heed demo`: every seed bot, one round each, on the bundled demo web, then what happened."""
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -26,7 +27,8 @@ def demo_profile(bot: str) -> Profile:
                               "responses": {"retry_backoff_s": 1}})
 
 
-def run_demo(out: Path, *, bots: list[str] | None = None, progress: Callable[[str], None] | None = None) -> int:
+def run_demo(out: Path, *, bots: list[str] | None = None, progress: Callable[[str], None] | None = None,
+             as_json: bool = False) -> int:
     names = bots or list(BUILTIN_BOTS)
     unknown = [b for b in names if b not in BUILTIN_BOTS]
     if unknown:
@@ -34,8 +36,9 @@ def run_demo(out: Path, *, bots: list[str] | None = None, progress: Callable[[st
     web = DemoWeb()
     urls = web.start()
     try:
-        print(f"Heed demo: {len(urls)} demo sites on 127.0.0.x; each bot runs one round with its "
-              f"waits scaled down to {DEMO_POLITENESS['min_delay_s']} s (its real profile otherwise).")
+        if not as_json:
+            print(f"Heed demo: {len(urls)} demo sites on 127.0.0.x; each bot runs one round with its "
+                  f"waits scaled down to {DEMO_POLITENESS['min_delay_s']} s (its real profile otherwise).")
         files = write_sources(urls, out / "sources")
         for bot in names:
             profile = demo_profile(bot)
@@ -46,11 +49,19 @@ def run_demo(out: Path, *, bots: list[str] | None = None, progress: Callable[[st
             summary = run.run()
             if sys.stderr.isatty():
                 sys.stderr.write("\r\033[K")
+            if as_json:
+                print(json.dumps({"bot": bot, "out": str(out / bot), **summary}, ensure_ascii=False), flush=True)
+                continue
             print()
             print(human_report(out / bot, summary))
         seen = web.log()
-        print(f"\nThe demo sites saw {len(seen)} requests, all GET: {all(r.method == 'GET' for r in seen)}; "
-              f"user agents: {', '.join(sorted({r.header('User-Agent') or '?' for r in seen}))}")
+        agents = sorted({r.header("User-Agent") or "?" for r in seen})
+        if as_json:
+            print(json.dumps({"sites_saw": len(seen), "all_get": all(r.method == "GET" for r in seen),
+                              "user_agents": agents}, ensure_ascii=False))
+        else:
+            print(f"\nThe demo sites saw {len(seen)} requests, all GET: {all(r.method == 'GET' for r in seen)}; "
+                  f"user agents: {', '.join(agents)}")
     finally:
         web.stop()
     return 0
