@@ -149,12 +149,9 @@ def _close(word: str, known: Sequence[str]) -> str:
 def cmd_samconfig(args: argparse.Namespace) -> int:
     from heed import samconfig
 
-    argv = ["--check"] if args.check else ["--write"] if args.write else []
-    if args.bot:
-        argv += ["--bot", args.bot] + (["--stack", args.stack] if args.stack else [])
-    if args.json:
-        argv.append("--json")
-    return int(samconfig.main(argv) or 0)
+    # A ProfileError or SamconfigError (exit 2) is told here, by main, as for every command.
+    return samconfig.run(argparse.Namespace(check=args.check, write=args.write, bot=args.bot, stack=args.stack,
+                                            json=args.json, path=Path("samconfig.toml")))
 
 
 def cmd_profile_show(args: argparse.Namespace) -> int:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from heed_core.errors import ConfigError
+from heed_core.errors import ConfigError, HeedError
 
 __all__ = ["GUIDED_PARAMETERS", "DeployError", "Guided", "register"]
 
@@ -48,8 +48,11 @@ class DeployError(ConfigError):
     code = "deploy"
 
 
-class PromiseBroken(Exception):
-    """The conformance gate said no: exit 1, the rules named."""
+class PromiseBroken(HeedError):
+    """The conformance gate said no, or SAM failed: exit 1, the rules named."""
+
+    code = "promise_broken"
+    exit_code = 1
 
 
 @dataclass(frozen=True)
@@ -89,19 +92,13 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
-    try:
-        if getattr(args, "json", False):
-            with contextlib.redirect_stdout(sys.stderr):  # the steps; the outcome alone on stdout
-                code = deploy(args)
-            print(json.dumps(args.outcome, ensure_ascii=False))
-            return code
-        return deploy(args)
-    except DeployError as exc:
-        print(f"heed deploy: {exc}", file=sys.stderr)
-        return 2
-    except PromiseBroken as exc:
-        print(f"heed deploy: {exc}", file=sys.stderr)
-        return 1
+    """A DeployError (exit 2) or PromiseBroken (exit 1) is told by heed.cli.main."""
+    if getattr(args, "json", False):
+        with contextlib.redirect_stdout(sys.stderr):  # the steps; the outcome alone on stdout
+            code = deploy(args)
+        print(json.dumps(args.outcome, ensure_ascii=False))
+        return code
+    return deploy(args)
 
 
 # --- step 0: the project, SAM CLI, the AWS account -------------------------------------------------

@@ -388,6 +388,11 @@ def _say(args: argparse.Namespace, text: str, doc: dict[str, object]) -> None:
     print(json.dumps(doc) if args.json else text)
 
 
+def run(args: argparse.Namespace) -> int:
+    """`heed samconfig` with its arguments parsed (``heed.cli``); errors raised, not told."""
+    return _main(args)
+
+
 def _main(args: argparse.Namespace) -> int:
     if args.bot and not args.write:
         raise SamconfigError("--bot adds an environment to the file: give --write too")

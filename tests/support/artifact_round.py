@@ -67,12 +67,12 @@ def main(build: Path, feed_url: str, out: Path, resources_py: Path) -> None:
 
         from heed_aws import runtime
         from heed_aws.operator import import_sources
-
-        from heed.local.runtime import operator_store
+        from heed_aws.operator_store import DynamoOperatorStore
 
         # The only thing not as in Lambda: the site is on loopback, which the fetcher refuses otherwise.
         runtime.configure(allow_private=True)
-        import_sources(operator_store(), [Source("site", feed_url, "feed")], time.time())
+        operator = DynamoOperatorStore(runtime.store().table, runtime.store().db)
+        import_sources(operator, [Source("site", feed_url, "feed")], time.time())
         scheduler = load("scheduler_app", build / "SchedulerFunction" / "app.py")
         fetcher = load("fetcher_app", build / "FetcherFunction" / "app.py")
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
