@@ -5,6 +5,11 @@ TOOLS  := .venv-tools
 
 .PHONY: demo test unit lint sam-check wheel-check bench cold-import install tools clean
 
+# The tests marked slow (long end-to-end runs: the 50,000-source scheduler, the built artifact, the
+# wheel, every bot's conformance command, the longest fault runs) run where CI=true, as in CI, or
+# with SLOW=1; a local `make test` leaves them out and says so.
+PYTEST_ARGS := $(if $(or $(filter true,$(CI)),$(SLOW)),,-m "not slow")
+
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
@@ -25,7 +30,7 @@ demo: install
 	$(VENV)/bin/heed demo
 
 unit: install
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 # A wheel built from this tree installs in a fresh venv and runs `heed demo` outside the checkout.
 wheel-check: install
@@ -40,7 +45,8 @@ sam-check: install tools
 	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh
 
 test: install tools
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	@$(if $(PYTEST_ARGS),echo "make test: the tests marked slow were left out (CI=true or SLOW=1 runs them too)",true)
 	$(VENV)/bin/mypy --strict -p heed_core -p heed_aws -p heed
 	$(VENV)/bin/ruff check .
 	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh

@@ -10,6 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from heed_core.profile import load_profile_data
 from heed_core.work import Source
 
@@ -29,6 +31,7 @@ def _once_then(server_ref: list[RecordingServer], path: str, then: Route) -> Rou
     return Route(body=first, status=503)
 
 
+@pytest.mark.slow
 def test_aube_08_12_eight_cycles_one_robots_and_one_feed_read_a_cycle_and_a_failed_article_retried_once(
         tmp_path: Path) -> None:
     ref: list[RecordingServer] = []

@@ -12,6 +12,8 @@ from collections import Counter
 from itertools import pairwise
 from pathlib import Path
 
+import pytest
+
 from heed_core.crawl import ROTATE_AT
 
 from heed.local.runtime import LocalRun
@@ -98,6 +100,7 @@ def test_dynamodb_throttling_on_a_share_of_calls_costs_the_sites_nothing(web: Fa
     check(web, c, refetched=len(web.servers) * 4)
 
 
+@pytest.mark.slow
 def test_a_partial_putevents_failure_puts_the_refused_event_later_once(web: FaultWeb, tmp_path: Path) -> None:
     faults = Faults()
     faults.add("events.PutEvents", "partial", times=2)
@@ -106,6 +109,7 @@ def test_a_partial_putevents_failure_puts_the_refused_event_later_once(web: Faul
     check(web, c)
 
 
+@pytest.mark.slow
 def test_a_failing_putevents_call_puts_its_events_later_once(web: FaultWeb, tmp_path: Path) -> None:
     faults = Faults()
     faults.add("events.PutEvents", "error", times=3)

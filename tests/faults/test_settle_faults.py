@@ -114,6 +114,7 @@ def _feed_site(name: str, ip: str, articles: int, robots: Route | None = None) -
     return RecordingServer(Site(name=name, routes=routes), ip=ip).start()
 
 
+@pytest.mark.slow
 def test_common_06_a_robots_txt_redirect_to_another_host_loses_none_of_its_results(tmp_path: Path) -> None:
     # GIVEN site B with a feed, and site A whose robots.txt redirects to B's, while B's events
     # cannot leave for a while (PutEvents failing)
@@ -177,6 +178,7 @@ def test_a_second_token_of_a_host_in_one_batch_is_never_acknowledged_without_its
         web.stop()
 
 
+@pytest.mark.slow
 def test_a_permanent_drain_error_charges_no_work_item(web: FaultWeb, tmp_path: Path) -> None:
     # GIVEN PutEvents refused for 25 s (AccessDenied: the stack's role lacks a permission)
     faults = Faults()

@@ -6,6 +6,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from heed_core.crawl import ROTATE_AT
 from heed_core.profile import load_profile_data
 from heed_core.work import Source
@@ -61,6 +63,7 @@ def test_repeated_schedule_firing_enqueues_nothing_twice(tmp_path: Path):
         server.stop()
 
 
+@pytest.mark.slow
 def test_deferrals_never_push_a_token_into_the_dlq(tmp_path: Path):
     # GIVEN one host with a feed and 12 articles to read one by one (every turn after a fetch is
     # deferred by the host's Crawl-delay)

@@ -118,6 +118,7 @@ def test_praha_07_09_reopen_in_a_state_dir(refusing_feed: RecordingServer, tmp_p
     assert _feed_requests(server) == [403, 200]
 
 
+@pytest.mark.slow
 def test_sources_import_thousands_from_csv_is_idempotent_and_remove_stops_the_source(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     import heed.progress
