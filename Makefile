@@ -5,10 +5,11 @@ TOOLS  := .venv-tools
 
 .PHONY: demo test unit lint sam-check wheel-check bench cold-import install tools clean
 
-# The tests marked slow (long end-to-end runs: the 50,000-source scheduler, the built artifact, the
-# wheel, every bot's conformance command, the longest fault runs) run where CI=true, as in CI, or
-# with SLOW=1; a local `make test` leaves them out and says so.
-PYTEST_ARGS := $(if $(or $(filter true,$(CI)),$(SLOW)),,-m "not slow")
+# A local `make test` runs the suite on both cores, each test file on one worker, and leaves out
+# the tests marked slow (long end-to-end runs: the 50,000-source scheduler, the built artifact, the
+# wheel, every bot's conformance command, the longest fault runs), and says so. Where CI=true (CI)
+# or SLOW=1, every test runs, one after another, as the timings they check were written for.
+PYTEST_ARGS := $(if $(or $(filter true,$(CI)),$(SLOW)),,-m "not slow" -n 2 --dist loadfile)
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
