@@ -1,8 +1,9 @@
 """The HostStore and OperatorStore contracts: one test class run against every backend (MemoryStore,
-DynamoStore with DynamoOperatorStore on moto)."""
+DynamoStore with DynamoOperatorStore on moto, SqliteStore: the embedded engine's, both in one)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,9 @@ from heed_core.work import Source, UrlRecord, WorkItem
 
 from heed_aws.operator_store import DynamoOperatorStore
 from heed_aws.store import DynamoStore
+
+from heed_embedded.db import Database
+from heed_embedded.store import SqliteStore
 
 from tests.support.memstore import MemoryStore
 from tests.support.stack import moto_stack
@@ -41,10 +45,12 @@ def _wipe(client: Any, table: str) -> None:
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-@pytest.fixture(params=["memory", "dynamo"])
-def store(request: pytest.FixtureRequest) -> HostStore:
+@pytest.fixture(params=["memory", "dynamo", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> HostStore:
     if request.param == "memory":
         return MemoryStore()
+    if request.param == "sqlite":
+        return SqliteStore(Database(tmp_path / "heed.db"))
     client, table = request.getfixturevalue("dynamo_table")
     _wipe(client, table)
     return _DynamoBoth(table, client)

@@ -1,0 +1,268 @@
+"""One process's share of the embedded engine: the crawler on the SQLite ports, and the loop that
+feeds it from the work queue.
+
+The loop is Lambda's event source mapping on one machine: it takes the visible tokens (up to
+one batch per free thread, ``batch`` hosts a batch), runs each batch on a thread of its own
+(``service.process_batch``), and when nothing is visible it waits until the next hidden token
+comes due (or this process sent, hid or acknowledged one; or ``poll_s`` passed, for another
+process's). Nothing sleeps to be polite: a host that must wait is a hidden token. ``threads`` is
+how many turns run at once in this process (a profile's ``politeness.max_in_flight`` caps it:
+AUBE-11's one request at a time over all hosts)."""
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+from heed_core.adapters.http import RequestsTransport, Resolver
+from heed_core.crawl import Crawler
+from heed_core.drain import Pending
+from heed_core.errors import ConfigError
+from heed_core.hoststate import HostView
+from heed_core.ports import Clock, FetchResult, Transport
+from heed_core.profile import Profile
+from heed_core.robots import effective_delay
+from heed_core.robots_policy import RobotsFetchPolicy
+from heed_core.robots_step import cached_outcome
+from heed_core.store import Journal, Results
+
+from heed_embedded.db import Database
+from heed_embedded.queue import Message, WorkQueue
+from heed_embedded.results import SqliteResults
+from heed_embedded.scheduler import tick
+from heed_embedded.service import process_batch
+from heed_embedded.store import SqliteStore
+
+__all__ = ["Engine", "EmbeddedCrawler", "key_file_signer", "recovery_hold"]
+
+POLL_S = 0.2  # how often an idle loop looks at the queue for what another process sent
+
+
+class EmbeddedCrawler(Crawler):
+    """The core's crawler, with the drain of an outbox left by a crash made one transaction (as
+    the batch's drain is): nothing of it is committed unless all of it is."""
+
+    def __init__(self, *args: Any, db: Database, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.db = db
+
+    def _drain_now(self, pending: list[Pending]) -> None:
+        with self.db.write("drain"):
+            super()._drain_now(pending)
+
+
+def key_file_signer(profile: Profile) -> Any:
+    """The Web Bot Auth signer of a bot run on this machine (its key file), or None when the
+    profile does not sign; ``ConfigError``, one line, when it cannot sign (never unsigned)."""
+    from heed_core.identity.settings import WebBotAuthSettings
+
+    settings = WebBotAuthSettings.from_profile(profile)
+    if not settings.enabled:
+        return None
+    if not settings.key_file:
+        raise ConfigError(f"{profile.name}: identity.web_bot_auth is enabled but has no key_file: on one machine "
+                          "the bot signs with a key file (make one with: heed identity keygen --out KEYFILE)")
+    from heed_core.identity.keys import IdentityError, read_key_file
+    from heed_core.identity.signing import WebBotAuthSigner
+    from heed_core.ports import SystemClock
+
+    try:
+        return WebBotAuthSigner.from_settings(settings, read_key_file(settings.key_file), SystemClock())
+    except IdentityError as exc:
+        raise ConfigError(f"identity.web_bot_auth.key_file: {exc}") from exc
+
+
+def recovery_hold(profile: Profile, view: HostView, now: float) -> float:
+    """How long a host whose turn was cut (its process killed) waits before its next request: the
+    longest gap the host can ask for (its delay, Crawl-delay up to the cap, the round spacing)
+    plus the clock-skew margin. The cut request ended at the latest when its process died,
+    before ``now``: counted from ``now``, the gap is never shorter (COMMON-05)."""
+    p = profile.politeness
+    crawl_delay = None
+    outcome = cached_outcome(view, RobotsFetchPolicy.from_mapping(profile.get("robots")), now)
+    if outcome is not None and outcome.robots is not None:
+        crawl_delay = outcome.robots.crawl_delay(profile.robots_token)
+    delay = effective_delay(p.min_delay_s, crawl_delay, p.crawl_delay_cap_s)
+    if p.round_spacing_s:
+        delay = max(delay, p.round_spacing_s + p.round_spacing_jitter_s)
+    return delay + p.clock_skew_margin_s
+
+
+class Engine:
+    """The crawl of ``profile`` on ``db`` in this process: ``tick`` starts rounds, ``run`` feeds
+    the crawler until stopped or idle, ``recover`` makes safe the hosts a dead process held.
+    ``session`` names this process's hold on the tokens it takes; ``clock`` is the crawl's
+    (wall time in a state directory, a simulated one in a conformance run)."""
+
+    def __init__(self, profile: Profile, db: Database, clock: Clock, journal: Journal, *, session: str,
+                 threads: int = 16, batch: int = 1, allow_private: bool = False, resolver: Resolver | None = None,
+                 signer: Any = None, transport: Transport | None = None,
+                 log: Callable[[str, dict[str, Any]], None] | None = None,
+                 results: Results | None = None) -> None:
+        self.profile = profile
+        self.db = db
+        self.clock = clock
+        self.journal = journal
+        self.session = session
+        limit = profile.politeness.max_in_flight
+        self.threads = max(1, min(threads, int(limit))) if limit else max(1, threads)
+        self.batch = max(1, batch)
+        self.log = log or (lambda event, fields: None)
+        self._cond = threading.Condition()
+        self._wakeups = 0
+        self._busy = 0
+        self.counts: Counter[str] = Counter()
+        self._count_lock = threading.Lock()
+        self.store = SqliteStore(db, clock.now)
+        self.queue = WorkQueue(db, clock.now, on_send=self._wake)
+        self.results: Any = results or SqliteResults(db, clock.now)
+        p = profile
+        agenda = p.task("agenda")
+        if agenda.get("extractor") == "bedrock" and agenda.get("bedrock_model_id"):
+            raise ConfigError(f"{p.name}: tasks.agenda.extractor is bedrock, an AWS service: on one machine use "
+                              "extractor: structured (or deploy the stack)")
+        self.transport = transport or RequestsTransport(
+            user_agent=p.user_agent, clock=clock, allow_private=allow_private,
+            connect_timeout_s=float(p.get("fetch.connect_timeout_s")),
+            read_timeout_s=float(p.get("fetch.read_timeout_s")),
+            total_deadline_s=float(p.get("fetch.total_deadline_s")), resolver=resolver, signer=signer)
+        render: Callable[[str, int], FetchResult] | None = None
+        endpoint = agenda.get("render_endpoint")
+        if endpoint:
+            from heed_core.extract.render import RenderClient
+
+            client = RenderClient(self.transport, endpoint, user_agent=p.user_agent)
+            render = lambda url, max_bytes: client.render(url, max_bytes=max_bytes)  # noqa: E731
+        self.crawler = EmbeddedCrawler(p, self.store, self.transport, journal, self.results, clock, tokens=self.queue,
+                                       render=render, db=db)
+
+    # --- counts and wake-ups --------------------------------------------------------------------------
+    def count(self, what: str, n: int = 1) -> None:
+        with self._count_lock:
+            self.counts[what] += n
+
+    def _wake(self, n: int = 1) -> None:
+        with self._cond:
+            self._wakeups += 1
+            self._cond.notify_all()
+
+    # --- rounds ------------------------------------------------------------------------------------
+    def tick(self, tasks: list[str] | None = None, now: float | None = None) -> dict[str, Any]:
+        """The scheduler: the rounds due now (or a round of each of ``tasks``)."""
+        out = tick(self.profile, self.db, self.store, self.queue, self.journal,
+                   now=self.clock.now() if now is None else now, tasks=tasks, log=self.log)
+        if out["rounds"]:
+            self.count("rounds", len(out["rounds"]))
+        return out
+
+    # --- the loop --------------------------------------------------------------------------------------
+    def busy(self) -> int:
+        with self._cond:
+            return self._busy
+
+    def run(self, stop: threading.Event | None = None, *, until_idle: float | None = None,
+            poll_s: float = POLL_S) -> int:
+        """Feed the crawler until ``stop`` is set (the batches at work finish first: their
+        requests in flight end and are committed), or, with ``until_idle``, until no token is held
+        or visible and none comes due within ``until_idle`` seconds. Returns how many tokens are
+        still waiting (hidden) when it returns."""
+        with ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="heed-turn") as pool:
+            while stop is None or not stop.is_set():
+                with self._cond:
+                    free = self.threads - self._busy
+                    self._wakeups = 0
+                msgs = self.queue.receive(free * self.batch, self.session) if free > 0 else []
+                if msgs:
+                    for group in _batches(msgs, self.batch):
+                        with self._cond:
+                            self._busy += 1
+                        pool.submit(self._batch, group)
+                    continue
+                now = self.clock.now()
+                nxt = self.queue.next_visible()
+                with self._cond:
+                    if self._wakeups:
+                        continue
+                    if until_idle is not None and self._busy == 0 and (nxt is None or nxt - now > until_idle):
+                        if self.queue.counts()["held"] == 0:
+                            break
+                    if self._busy >= self.threads or nxt is None:
+                        timeout = poll_s
+                    else:
+                        timeout = max(0.0005, min(poll_s, nxt - now))
+                    self._cond.wait(timeout)
+            with self._cond:
+                while self._busy:
+                    self._cond.wait(0.5)
+        return int(self.queue.counts()["waiting"])
+
+    def _batch(self, msgs: list[Message]) -> None:
+        try:
+            process_batch(msgs, self.crawler, self.queue, self.store, self.results, self.journal, self.db,
+                          count=self.count, log=self.log)
+        except Exception as exc:  # noqa: BLE001 - hides or acks that failed: the tokens come back on their own
+            self.count("failures")
+            self.log("batch_failed", {"error": f"{type(exc).__name__}: {exc}"[:500],
+                                      "hosts": sorted({m.group for m in msgs})})
+            try:
+                self.queue.hide([(m.receipt, 5.0) for m in msgs])
+            except Exception:  # noqa: BLE001 - the visibility timeout brings them back
+                pass
+        finally:
+            with self._cond:
+                self._busy -= 1
+                self._wakeups += 1
+                self._cond.notify_all()
+
+    # --- a process that died -----------------------------------------------------------------------------
+    def recover(self, released: list[tuple[str, str]]) -> list[str]:
+        """The hosts of tokens a dead process held (``WorkQueue.release``: (host, owner)), made safe
+        before their tokens' turns run again: a host that token held may have had a request in
+        flight when the process died, so its next request waits ``recovery_hold`` from now; a
+        drain it had begun is over (its transaction died with it): its outbox is drained at once
+        by the next turn. Returns the hosts changed."""
+        now = self.clock.now()
+        changed = []
+        for host, owner in released:
+            for _ in range(5):
+                rec = self.store.read_host(host, aux=self.crawler.aux)
+                if rec.version == 0:
+                    break
+                view = HostView.from_record(rec)
+                touched = False
+                if view.owner == owner and view.lease_until > now:
+                    hold = now + recovery_hold(self.profile, view, now)
+                    if view.pacing.next_allowed < hold:
+                        view.pacing = replace(view.pacing, next_allowed=hold)
+                        touched = True
+                if view.undrained() and view.drain_until > now:
+                    view.drain_until = 0.0
+                    touched = True
+                if not touched:
+                    break
+                if self.store.update_host_state(host, rec.version, view.state_blob(now)):
+                    changed.append(host)
+                    break
+        if changed:
+            self.log("recovered", {"hosts": changed, "why": "their tokens were held by a process that is gone"})
+        return changed
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _batches(msgs: list[Message], size: int) -> list[list[Message]]:
+    """Received messages in batches of ``size`` groups, a group never split (FIFO per host)."""
+    groups: dict[str, list[Message]] = {}
+    for m in msgs:
+        groups.setdefault(m.group, []).append(m)
+    out: list[list[Message]] = []
+    for n, group in enumerate(groups.values()):
+        if n % size == 0:
+            out.append([])
+        out[-1] += group
+    return out
+

@@ -1,0 +1,275 @@
+"""The work queue in SQLite, with SQS FIFO's semantics: one group per host, hidden instead of slept on.
+
+A message is a token (``{"v": 2, "host", "tok", "items"}``, as the AWS queue carries it). Per
+group (a host) messages come out in the order they were sent, and while one of them is in
+flight or hidden the group gives out nothing else: the head of the group (``head = 1``) is the
+only one a receive looks at, by an index on (head, visible). A receive takes the visible heads
+in one transaction (``holder``: who holds them; visible again after the visibility timeout if
+nobody hides or deletes them); ``hide`` sets when a message comes back (exactly: SQS's whole
+seconds are not needed here); ``delete`` acknowledges it and the next message of the group
+becomes the head. A message received more than ``max_receive_count`` times goes to the
+dead-letter table instead, as does one older than the retention period. Sends are deduplicated
+by the token's id for ``dedup_s`` (SQS: five minutes). ``release`` hands back at once what a
+process that is gone held (a restart resumes pending work at once)."""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from heed_core.errors import InputError
+from heed_core.hoststate import TokenOut
+from heed_core.turn import TokenIn
+from heed_core.urls import authority
+from heed_core.work import WorkItem
+
+from heed_embedded.db import Database
+
+__all__ = ["Message", "WorkQueue", "decode_token", "encode_token"]
+
+VISIBILITY_TIMEOUT_S = 900.0  # template.yaml's WorkQueue: longer than any gap a bot promises
+MAX_RECEIVE_COUNT = 100  # template.yaml's RedrivePolicy (deferrals rotate tokens at 40: ROTATE_AT)
+RETENTION_S = 345600.0  # template.yaml's MessageRetentionPeriod: four days
+DEDUP_S = 300.0  # SQS FIFO's deduplication interval
+
+
+def encode_token(token: TokenOut) -> str:
+    """A token as its message body (the AWS queue's form; no size limit to split for here)."""
+    return json.dumps({"v": 2, "host": token.host, "tok": token.tok, "items": [i.to_compact() for i in token.items]},
+                      separators=(",", ":"), ensure_ascii=False)
+
+
+def decode_token(body: str, receives: int = 1, message_id: str = "") -> TokenIn:
+    """A message body as the token it carries. ``InputError`` (``bad_token``) if it names no host;
+    items that do not decode are set aside with why, so the rest of the work still gets done."""
+    try:
+        data = json.loads(body)
+        host = authority(str(data["host"])) if "://" in str(data["host"]) else None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"undecodable token: {exc!r}", reason="bad_token") from exc
+    if host is None:
+        raise InputError(f"token names no host: {str(data.get('host'))[:100]!r}", reason="bad_token")
+    items: list[WorkItem] = []
+    bad: list[tuple[str, str]] = []
+    for raw in data.get("items") or ():
+        try:
+            item = WorkItem.from_compact(raw)
+        except InputError as exc:
+            bad.append((str(raw)[:200], str(exc)))
+            continue
+        if item.host != host:
+            bad.append((item.url, f"work for {item.host} in a token of {host}"))
+            continue
+        items.append(item)
+    tok = str(data.get("tok") or f"legacy:{data.get('round_id', '')}")
+    return TokenIn(host=host, tok=tok, items=tuple(items), bad=tuple(bad), receives=receives, message_id=message_id)
+
+
+@dataclass(frozen=True)
+class Message:
+    """One received message: its id (the owner of its host while it is at work), its group, its
+    body, how often it was received (this time included) and the receipt that hides or deletes it."""
+
+    id: int
+    group: str
+    body: str
+    receives: int
+    receipt: str
+    sent: float
+
+    @property
+    def message_id(self) -> str:
+        return f"m{self.id}"
+
+
+class WorkQueue:
+    """Implements ``heed_core.store.Tokens`` on ``db``'s queue table, plus receiving, hiding and
+    deleting (the fetcher's side) and the dead-letter table (``heed dlq --state``). Times are on
+    ``clock`` (the engine's: wall time in a state directory)."""
+
+    def __init__(self, db: Database, clock: Callable[[], float] = time.time, *,
+                 visibility_timeout_s: float = VISIBILITY_TIMEOUT_S, max_receive_count: int = MAX_RECEIVE_COUNT,
+                 retention_s: float = RETENTION_S, dedup_s: float = DEDUP_S,
+                 on_send: Callable[[int], None] | None = None) -> None:
+        self.db = db
+        self.clock = clock
+        self.visibility_timeout_s = visibility_timeout_s
+        self.max_receive_count = max_receive_count
+        self.retention_s = retention_s
+        self.dedup_s = dedup_s
+        self.on_send = on_send  # told how many messages went in (wakes this process's receivers)
+
+    # --- Tokens ------------------------------------------------------------------------------------
+    def send(self, tokens: Sequence[TokenOut]) -> None:
+        """Each token as one message of its host's group; a token id sent again within ``dedup_s``
+        is dropped (the host also drops a token it took in, for days)."""
+        self.send_raw([(t.host, t.tok, encode_token(t)) for t in tokens])
+
+    def send_raw(self, messages: Sequence[tuple[str, str, str]]) -> int:
+        """(group, deduplication id, body) messages in; returns how many were new."""
+        if not messages:
+            return 0
+        now = self.clock()
+        new = 0
+        with self.db.write("send tokens") as c:
+            for group, dedup, body in messages:
+                row = c.execute("SELECT until FROM dedup WHERE id = ?", (dedup,)).fetchone()
+                if row is not None and float(row[0]) > now:
+                    continue
+                c.execute("INSERT OR REPLACE INTO dedup (id, until) VALUES (?, ?)", (dedup, now + self.dedup_s))
+                first = c.execute("SELECT 1 FROM queue WHERE grp = ? LIMIT 1", (group,)).fetchone() is None
+                c.execute("INSERT INTO queue (grp, dedup, body, sent, visible, head) VALUES (?, ?, ?, ?, ?, ?)",
+                          (group, dedup, body, now, now, 1 if first else 0))
+                new += 1
+        if new and self.on_send is not None:
+            self.on_send(new)
+        return new
+
+    # --- the fetcher's side ------------------------------------------------------------------------
+    def receive(self, max_messages: int, holder: str) -> list[Message]:
+        """Up to ``max_messages`` visible messages, the heads of their groups and, after each head,
+        the visible messages of its group behind it (as SQS FIFO hands a group out in one batch),
+        held by ``holder`` until hidden, deleted or the visibility timeout is over."""
+        now = self.clock()
+        out: list[Message] = []
+        with self.db.write("receive") as c:
+            rows = c.execute("SELECT id, grp, body, receives, sent FROM queue WHERE head = 1 AND visible <= ? "
+                             "ORDER BY visible, id LIMIT ?", (now, max(1, max_messages))).fetchall()
+            for mid, grp, body, receives, sent in rows:
+                if len(out) >= max_messages:
+                    break
+                group = [(mid, body, receives, sent)]
+                group += c.execute("SELECT id, body, receives, sent FROM queue WHERE grp = ? AND id > ? "
+                                   "AND visible <= ? AND holder IS NULL ORDER BY id LIMIT ?",
+                                   (grp, mid, now, max_messages - len(out) - 1)).fetchall()
+                for n, (m, b, r, s) in enumerate(group):
+                    if float(s) + self.retention_s < now:
+                        self._bury(c, m, grp, "retention", now)
+                        if n == 0:
+                            break  # the group's next message is its head now: a later receive takes it
+                        continue
+                    if int(r) >= self.max_receive_count:
+                        self._bury(c, m, grp, f"received {int(r)} times (maxReceiveCount {self.max_receive_count})",
+                                   now)
+                        if n == 0:
+                            break
+                        continue
+                    receipt = f"{m}.{int(r) + 1}.{holder}"
+                    c.execute("UPDATE queue SET receives = receives + 1, holder = ?, receipt = ?, visible = ?, "
+                              "first_received = coalesce(first_received, ?) WHERE id = ?",
+                              (holder, receipt, now + self.visibility_timeout_s, now, m))
+                    out.append(Message(int(m), grp, b, int(r) + 1, receipt, float(s)))
+        return out
+
+    def _bury(self, c: Any, mid: int, grp: str, why: str, now: float) -> None:
+        """Move a message to the dead-letter table; the next of its group becomes the head."""
+        c.execute("INSERT OR REPLACE INTO dead (id, grp, dedup, body, sent, receives, first_received, dead_at, why) "
+                  "SELECT id, grp, dedup, body, sent, receives, first_received, ?, ? FROM queue WHERE id = ?",
+                  (now, why, mid))
+        self._remove(c, mid, grp)
+
+    @staticmethod
+    def _remove(c: Any, mid: int, grp: str) -> None:
+        was_head = c.execute("SELECT head FROM queue WHERE id = ?", (mid,)).fetchone()
+        c.execute("DELETE FROM queue WHERE id = ?", (mid,))
+        if was_head and was_head[0]:
+            nxt = c.execute("SELECT id FROM queue WHERE grp = ? ORDER BY id LIMIT 1", (grp,)).fetchone()
+            if nxt is not None:
+                c.execute("UPDATE queue SET head = 1 WHERE id = ?", (nxt[0],))
+
+    def hide(self, handles: Sequence[tuple[str, float]]) -> None:
+        """Defer messages: each comes back ``seconds`` from now (never shorter); a receipt that no
+        longer holds its message (received again since) changes nothing."""
+        if not handles:
+            return
+        now = self.clock()
+        with self.db.write("hide") as c:
+            c.executemany("UPDATE queue SET visible = ?, holder = NULL WHERE id = ? AND receipt = ?",
+                          [(now + max(0.0, float(s)), _id(h), h) for h, s in handles])
+        if self.on_send is not None and any(s <= 0 for _, s in handles):
+            self.on_send(0)
+
+    def delete(self, receipts: Sequence[str]) -> None:
+        """Acknowledge messages (a stale receipt deletes nothing)."""
+        if not receipts:
+            return
+        with self.db.write("delete") as c:
+            for h in receipts:
+                row = c.execute("SELECT grp FROM queue WHERE id = ? AND receipt = ?", (_id(h), h)).fetchone()
+                if row is not None:
+                    self._remove(c, _id(h), row[0])
+        if self.on_send is not None:
+            self.on_send(0)
+
+    def release(self, holders: Sequence[str] | None = None, *, keep: Sequence[str] = ()) -> list[tuple[str, str]]:
+        """What the given holders (None: every holder but those in ``keep``) hold, visible again
+        now: their processes are gone. Returns (group, owner) of each message handed back."""
+        now = self.clock()
+        with self.db.write("release") as c:
+            rows = c.execute("SELECT id, grp, holder FROM queue WHERE holder IS NOT NULL").fetchall()
+            mine = [(m, g) for m, g, h in rows if (h in holders if holders is not None else h not in keep)]
+            c.executemany("UPDATE queue SET holder = NULL, visible = ? WHERE id = ?", [(now, m) for m, _ in mine])
+        if mine and self.on_send is not None:
+            self.on_send(len(mine))
+        return [(g, f"m{m}") for m, g in mine]
+
+    # --- what is in it -------------------------------------------------------------------------------
+    def next_visible(self) -> float | None:
+        """When the next message not held by anyone comes out (None: none is waiting)."""
+        with self.db.read("queue") as c:
+            row = c.execute("SELECT min(visible) FROM queue WHERE head = 1 AND holder IS NULL").fetchone()
+        return float(row[0]) if row and row[0] is not None else None
+
+    def counts(self) -> dict[str, Any]:
+        """Messages by state: ``ready`` (visible now), ``waiting`` (hidden: deferred hosts),
+        ``held`` (in flight), ``queued`` (behind their group's head), ``dead``, and ``next`` (the
+        time the next waiting one comes out)."""
+        now = self.clock()
+        with self.db.read("queue") as c:
+            ready, waiting, held, queued, nxt = c.execute(
+                "SELECT count(*) FILTER (WHERE head = 1 AND holder IS NULL AND visible <= ?), "
+                "count(*) FILTER (WHERE head = 1 AND holder IS NULL AND visible > ?), "
+                "count(*) FILTER (WHERE holder IS NOT NULL), count(*) FILTER (WHERE head = 0 AND holder IS NULL), "
+                "min(visible) FILTER (WHERE head = 1 AND holder IS NULL AND visible > ?) FROM queue",
+                (now, now, now)).fetchone()
+            dead = c.execute("SELECT count(*) FROM dead").fetchone()[0]
+        return {"ready": int(ready), "waiting": int(waiting), "held": int(held), "queued": int(queued),
+                "dead": int(dead), "next": float(nxt) if nxt is not None else None}
+
+    def prune(self, now: float) -> int:
+        """Forget deduplication ids past their interval; returns how many."""
+        with self.db.write("prune dedup") as c:
+            return int(c.execute("DELETE FROM dedup WHERE until < ?", (now,)).rowcount)
+
+    # --- the dead-letter table -------------------------------------------------------------------------
+    def dead_letters(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """What the dead-letter table holds, oldest first."""
+        with self.db.read("dead letters") as c:
+            rows = c.execute("SELECT id, grp, dedup, body, sent, receives, first_received, dead_at, why FROM dead "
+                             "ORDER BY dead_at, id LIMIT ?", (limit if limit is not None else -1,)).fetchall()
+        keys = ("id", "group", "dedup", "body", "sent", "receives", "first_received", "dead_at", "why")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
+
+    def redrive(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """Dead letters back on the work queue (their group kept: the host's FIFO order), each as a
+        new message with a deduplication id derived from the dead one (a repeated redrive sends it once)."""
+        moved = []
+        now = self.clock()
+        with self.db.write("redrive") as c:
+            rows = c.execute("SELECT id, grp, dedup, body, receives FROM dead ORDER BY dead_at, id LIMIT ?",
+                             (limit if limit is not None else -1,)).fetchall()
+            for mid, grp, _dedup, body, receives in rows:
+                first = c.execute("SELECT 1 FROM queue WHERE grp = ? LIMIT 1", (grp,)).fetchone() is None
+                cur = c.execute("INSERT INTO queue (grp, dedup, body, sent, visible, head) VALUES (?, ?, ?, ?, ?, ?)",
+                                (grp, f"redrive-{mid}", body, now, now, 1 if first else 0))
+                c.execute("DELETE FROM dead WHERE id = ?", (mid,))
+                moved.append({"id": mid, "group": grp, "receives": receives, "new_id": cur.lastrowid})
+        if moved and self.on_send is not None:
+            self.on_send(len(moved))
+        return moved
+
+
+def _id(receipt: str) -> int:
+    return int(receipt.split(".", 1)[0])

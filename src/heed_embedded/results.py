@@ -1,0 +1,186 @@
+"""The bot's product and its journal on one machine: events in a table (exported as JSONL), page
+texts kept as versions, and every request and skip in append-only JSONL logs.
+
+``SqliteResults`` implements ``heed_core.store.Results``: an event is a row of ``events`` (its
+``seq`` is the order it was put in), written in the drain's transaction with the drain mark that
+says it left, so an event is there exactly once; a text is a row of ``texts`` (its version id is
+the row's). ``export_events`` appends the events not yet in a JSONL file to it (the file is its
+own cursor: a crash between two appends exports nothing twice).
+
+``FileJournal`` implements ``heed_core.store.Journal``: one JSON line per record, written with one
+``write`` on a file opened for appending (processes side by side never interleave a line; a line
+written is the kernel's, so a SIGKILL loses none), each record with the wall-clock time it was
+written (``wall``) and, when the crawl's clock is a simulated one, ``clock: "simulated"``."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from heed_core.urls import BadUrl, authority
+
+from heed_embedded.db import Database
+
+__all__ = ["FileJournal", "SqliteResults", "export_events", "last_exported"]
+
+
+def _host(url: Any) -> str:
+    try:
+        return authority(str(url))
+    except BadUrl:
+        return ""
+
+
+class SqliteResults:
+    """Implements ``heed_core.store.Results`` on ``db``; ``clock`` is the crawl's (an event's
+    ``at``), the row's ``wall`` the machine's."""
+
+    def __init__(self, db: Database, clock: Callable[[], float] = time.time,
+                 on_event: Callable[[int], None] | None = None) -> None:
+        self.db = db
+        self.clock = clock
+        self.on_event = on_event  # told how many events went in (the engine's counts)
+
+    def emit_many(self, events: Sequence[tuple[str, str, dict[str, Any]]]) -> list[str]:
+        """Every event as a row (none is refused: the list of failures is always empty)."""
+        if not events:
+            return []
+        at, wall = self.clock(), time.time()
+        with self.db.write("events") as c:
+            c.executemany("INSERT INTO events (rid, detail_type, record, at, wall) VALUES (?, ?, ?, ?, ?)",
+                          [(rid, dt, json.dumps(rec, ensure_ascii=False, default=str, separators=(",", ":")), at, wall)
+                           for dt, rid, rec in events])
+        if self.on_event is not None:
+            self.on_event(len(events))
+        return []
+
+    def store_text(self, key: str, text: str) -> str:
+        with self.db.write(f"text {key}") as c:
+            cur = c.execute("INSERT INTO texts (key, text, at) VALUES (?, ?, ?)", (key, text, self.clock()))
+        return str(cur.lastrowid)
+
+    def load_text(self, key: str) -> str | None:
+        with self.db.read(f"text {key}") as c:
+            row = c.execute("SELECT text FROM texts WHERE key = ? ORDER BY vid DESC LIMIT 1", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+
+def events_since(db: Database, after: int, limit: int = 5000) -> list[dict[str, Any]]:
+    """The events put after ``seq`` ``after``, in order, as their export lines."""
+    with db.read("events") as c:
+        rows = c.execute("SELECT seq, rid, detail_type, record, at, wall FROM events WHERE seq > ? "
+                         "ORDER BY seq LIMIT ?", (after, limit)).fetchall()
+    out = []
+    for seq, rid, dt, rec, at, wall in rows:
+        data = json.loads(rec)
+        out.append({"seq": seq, "detail_type": dt, **data, "id": data.get("id", rid), "put_at": at, "wall": wall})
+    return out
+
+
+def last_exported(path: Path) -> int:
+    """The ``seq`` of the last event in a JSONL export (0: none yet)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return 0
+    with path.open("rb") as f:
+        f.seek(max(0, path.stat().st_size - 65536))
+        lines = [ln for ln in f.read().splitlines() if ln.strip()]
+    for line in reversed(lines):
+        try:
+            return int(json.loads(line)["seq"])
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut by a crash mid-write: the one before it counts
+    return 0
+
+
+def export_events(db: Database, path: Path, *, after: int | None = None) -> int:
+    """Append to ``path`` every event not in it yet (from ``after``, default: the file's last);
+    returns how many. A line cut by a crash is ended first, so the file stays one JSON per line."""
+    start = last_exported(path) if after is None else after
+    written = 0
+    with path.open("ab") as f:
+        if f.tell() > 0:
+            with path.open("rb") as r:
+                r.seek(f.tell() - 1)
+                if r.read(1) != b"\n":
+                    f.write(b"\n")
+        while True:
+            batch = events_since(db, start)
+            if not batch:
+                break
+            f.write(b"".join(json.dumps(e, ensure_ascii=False, default=str).encode("utf-8") + b"\n" for e in batch))
+            start = int(batch[-1]["seq"])
+            written += len(batch)
+        f.flush()
+    return written
+
+
+class FileJournal:
+    """Implements ``heed_core.store.Journal``: requests and skips appended to ``requests`` and
+    ``skips`` (JSONL files), each record with its host and the wall time (``wall``); with
+    ``simulated`` every record says ``clock: "simulated"`` (its times are the crawl's clock, not
+    the one a site owner's log shows). ``tap`` sees each record after it is written (counts,
+    the log lines of ``heed serve``)."""
+
+    def __init__(self, requests: Path, skips: Path, *, simulated: bool = False,
+                 tap: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+        self.paths = {"request": requests, "skip": skips}
+        self.simulated = simulated
+        self.tap = tap
+        self._fds: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.written = 0  # bytes since the last sync
+
+    def _fd(self, what: str) -> int:
+        fd = self._fds.get(what)
+        if fd is None:
+            with self._lock:
+                fd = self._fds.get(what)
+                if fd is None:
+                    path = self.paths[what]
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                    self._fds[what] = fd
+        return fd
+
+    def _write(self, what: str, record: dict[str, Any]) -> None:
+        record = {**record, "host": _host(record.get("url"))}
+        record["wall"] = round(time.time(), 3)
+        if self.simulated:
+            record["clock"] = "simulated"
+        line = (json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":")) + "\n").encode("utf-8")
+        try:
+            os.write(self._fd(what), line)  # one write per line, O_APPEND: never interleaved
+            self.written += len(line)
+        except OSError:
+            pass  # "never raises for load": a full disk shows in the database's writes, which do raise
+        if self.tap is not None:
+            self.tap(what, record)
+
+    def request(self, record: dict[str, Any]) -> None:
+        self._write("request", record)
+
+    def skip(self, record: dict[str, Any]) -> None:
+        self._write("skip", record)
+
+    def sync(self) -> None:
+        """What was appended, on disk (a power cut then loses none of it)."""
+        if self.written:
+            self.written = 0
+            for fd in list(self._fds.values()):
+                try:
+                    os.fdatasync(fd)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        with self._lock:
+            for fd in self._fds.values():
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self._fds = {}
