@@ -87,9 +87,8 @@ def cmd_local_run(args: argparse.Namespace) -> int:
     from heed_core.profile import ProfileError, load_profile
 
     from heed.local.report import human_report
-    from heed.local.runtime import LocalRun
     from heed.local.sources import SourcesError, load_source_file
-    from heed.state_dir import StateDir, StateDirError
+    from heed.state_dir import StateDirError
 
     start = _time(args.start, "--start") or datetime.now(UTC).timestamp()
     until = _time(args.until, "--until") or start
@@ -97,28 +96,29 @@ def cmd_local_run(args: argparse.Namespace) -> int:
         raise UsageError("--until is before --start")
     if args.sources is None and args.state is None:
         raise UsageError("--sources is required (or --state DIR, to crawl the sources kept there)")
+    from heed.engines import check_state_run
+
+    check_state_run(args, start, until)  # a state directory: the embedded engine, on the wall clock
     from heed.botcheck import warn_identity
 
     try:
         profile = load_profile(args.bot)
         sources = load_source_file(Path(args.sources), profile) if args.sources is not None else []
-        if args.state is not None:
-            manifest = StateDir(Path(args.state)).prepare(create=True)
-            if manifest and manifest.get("bot") and manifest["bot"] != profile.name:
-                raise StateDirError(f"--state: {args.state} holds the state of {manifest['bot']}, not {profile.name}")
-    except (ProfileError, SourcesError, StateDirError) as exc:
+    except (ProfileError, SourcesError) as exc:
         raise UsageError(str(exc)) from exc
     out = _out_dir(args.out)
     warn_identity(args.bot, profile)  # a run of a profile being written goes on; sites see whose name it is
     try:
-        run = LocalRun(profile, sources, start=start, until=until, out_dir=out,
-                       allow_private=args.allow_private, progress=_progress, patience_s=args.patience,
-                       state_dir=Path(args.state) if args.state is not None else None)
-    except ConfigError as exc:  # e.g. signing switched on without a key file
-        raise UsageError(str(exc)) from exc
-    try:
-        summary = run.run()
-    except StateDirError as exc:
+        if args.engine == "aws":
+            from heed.local.runtime import LocalRun
+
+            summary = LocalRun(profile, sources, start=start, until=until, out_dir=out,
+                               allow_private=args.allow_private, progress=_progress, patience_s=args.patience).run()
+        else:
+            from heed.local.embedded import run_embedded
+
+            summary = run_embedded(args, profile, sources, start, until, out, _progress)
+    except (ConfigError, StateDirError) as exc:  # e.g. signing switched on without a key file
         raise UsageError(str(exc)) from exc
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
@@ -322,8 +322,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="seconds to wait in real time for deferred work before ending a round")
     run.add_argument("--json", action="store_true", help="the run's summary as one JSON object, not the report")
     run.add_argument("--state", metavar="DIR",
-                     help="keep the crawl's state (table and bucket) in DIR between runs: a second run sends "
-                          "conditional GETs, remembers seen URLs, honours blocks and sources added there")
+                     help="keep the crawl's state in DIR (the embedded engine's database) between runs: a second "
+                          "run sends conditional GETs, remembers seen URLs, honours blocks and sources added there")
+    from heed.engines import add_engine_argument
+
+    add_engine_argument(run)
     run.set_defaults(func=cmd_local_run)
 
     demo = sub.add_parser("demo", help="all five bots, one round each, on the bundled demo web")
@@ -407,10 +410,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="one JSON object: ready or not, what is left to write, the profile's sha256")
     pcheck.set_defaults(func=ownbot.cmd_profile_check)
 
-    from heed import audit, conformance, cost, deploy, dlq, identity_cli, ops, sources_cli
+    from heed import audit, conformance, cost, deploy, dlq, identity_cli, ops, serve_cli, sources_cli
 
     ownbot.register(sub)
     deploy.register(sub)
+    serve_cli.register(sub)
 
     sources_cli.register(sub)
     ops.register(sub)

@@ -1,8 +1,10 @@
 """Where an operator command acts: a deployed stack (``--stack NAME``: its outputs and BotName
 parameter from CloudFormation; region and credentials the usual AWS way) or a local state
-directory (``--state DIR``, kept by ``heed local run --state DIR``). Both give the same
-DynamoStore (on the stack's table, or on the embedded AWS loaded from the directory), so a
-command is one piece of code for both; every way it can go wrong is one line (``run``)."""
+directory (``--state DIR``, crawled by ``heed serve --state DIR`` or ``heed local run --state
+DIR``, perhaps at this very moment). Both give a store with the same semantics (DynamoStore on
+the stack's table, SqliteStore on the directory's database, where every write is committed as
+it is made), so a command is one piece of code for both; every way it can go wrong is one line
+(``run``)."""
 from __future__ import annotations
 
 import argparse
@@ -16,7 +18,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from heed.awsstack import Aws, CommandError, add_aws_arguments, aws_errors, describe_stack, output
-from heed.state_dir import LocalState, StateDirError, open_state
+from heed.state_dir import EmbeddedState, StateDirError, open_local
 
 __all__ = ["Target", "add_target_arguments", "open_target", "profile_of", "run"]
 
@@ -25,7 +27,8 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, out: bool = False) 
     where = parser.add_mutually_exclusive_group(required=not out)
     where.add_argument("--stack", metavar="NAME", help="a deployed bot's stack (its StateTableName and "
                                                        "ResultsBucketName outputs)")
-    where.add_argument("--state", metavar="DIR", help="a local state directory (heed local run --state DIR)")
+    where.add_argument("--state", metavar="DIR", help="a local state directory (heed serve --state DIR; it may be "
+                                                      "running)")
     if out:
         where.add_argument("--out", metavar="DIR", help="a heed local run --out folder (its records only)")
     add_aws_arguments(parser)
@@ -33,17 +36,16 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, out: bool = False) 
 
 @dataclass
 class Target:
-    store: Any  # heed_aws.operator_store.DynamoOperatorStore
-    texts: Any  # heed_aws.operator_store.S3Texts, or None when the stack names no bucket
+    store: Any  # heed_aws.operator_store.DynamoOperatorStore, or heed_embedded.store.SqliteStore
+    texts: Any  # heed_aws.operator_store.S3Texts (None when the stack names no bucket), or SqliteTexts
     bot: str | None
     where: str
-    local: LocalState | None = None
+    local: EmbeddedState | None = None
     profile_data: dict[str, Any] | None = None  # a state directory keeps the profile it ran with
+    writable: bool = False  # opened to write (a command that only reads writes nothing, not even the bot)
 
     def changed(self) -> None:
-        """The command wrote something: a state directory is saved at the end."""
-        if self.local is not None:
-            self.local.changed = True
+        """The command wrote something (both stores commit each write as it is made: nothing to save)."""
 
 
 def _describe(aws: Aws, stack: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -60,9 +62,11 @@ def open_target(args: argparse.Namespace, aws: Aws, *, write: bool) -> Iterator[
     if getattr(args, "state", None) is not None:
         if args.region or args.profile:
             raise CommandError("--region and --profile go with --stack, not --state")
-        with open_state(Path(args.state), write=write) as st:
-            yield Target(DynamoOperatorStore(st.table, st.client("dynamodb")), S3Texts(st.client("s3"), st.bucket),
-                         st.bot, f"state {args.state}", st, st.manifest.get("profile"))
+        from heed_embedded.store import SqliteStore, SqliteTexts
+
+        with open_local(Path(args.state), write=write) as st:
+            yield Target(SqliteStore(st.db), SqliteTexts(st.db), st.bot, f"state {args.state}", st, st.get("profile"),
+                         writable=write)
         return
     outputs, params = _describe(aws, args.stack)
     table = output(outputs, "StateTableName", args.stack)
@@ -79,10 +83,12 @@ def profile_of(target: Target, bot: str | None) -> Any:
     if bot:
         profile = load_profile(bot)
         if target.bot and target.bot != profile.name:
-            where = f"--state: {target.local.dir.path}" if target.local is not None else f"stack {target.where[6:]!r}"
+            where = f"--state: {target.local.path}" if target.local is not None else f"stack {target.where[6:]!r}"
             raise CommandError(f"{where} holds the state of {target.bot}, not {profile.name}")
         if target.local is not None and not target.bot:
-            target.local.manifest["bot"] = target.bot = profile.name  # a new state directory learns its bot
+            if target.writable:
+                target.local.claim_bot(profile.name)  # a new state directory learns its bot
+            target.bot = profile.name
         return profile
     if target.profile_data:
         return load_profile_data(target.profile_data)

@@ -11,6 +11,7 @@ AUBE-11's one request at a time over all hosts)."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -32,7 +33,7 @@ from heed_core.store import Journal, Results
 from heed_embedded.db import Database
 from heed_embedded.queue import Message, WorkQueue
 from heed_embedded.results import SqliteResults
-from heed_embedded.scheduler import tick
+from heed_embedded.scheduler import META_KEY, tick
 from heed_embedded.service import process_batch
 from heed_embedded.store import SqliteStore
 
@@ -157,6 +158,17 @@ class Engine:
         if out["rounds"]:
             self.count("rounds", len(out["rounds"]))
         return out
+
+    def round_time(self) -> float:
+        """Now, for a round started by hand (``--once``, ``heed local run``): a round's id names its
+        second, so a round in the same second as the last one would be that round again (its
+        tokens taken in once); such a round waits for the next second."""
+        now = self.clock.now()
+        last = (self.store.get_meta(META_KEY) or {}).get("started")
+        if last is not None and int(now) <= int(float(last)):
+            time.sleep(max(0.0, int(float(last)) + 1 - now) + 0.001)
+            now = self.clock.now()
+        return now
 
     # --- the loop --------------------------------------------------------------------------------------
     def busy(self) -> int:

@@ -61,6 +61,8 @@ def tick(profile: Profile, db: Database, store: SqliteStore, queue: WorkQueue, j
     tokens = round_tokens(items)
     record = {**state, "version": version + 1, "last": max(now, float(state.get("last") or 0.0)),
               "sources": len(sources) if rounds else state.get("sources")}
+    if rounds:
+        record["started"] = now  # a round's id names its second: the next one must be in another
     with db.write("tick"):
         if not store.put_meta(META_KEY, record, expected_version=version):
             return {**out, "note": "another tick won"}

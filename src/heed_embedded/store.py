@@ -37,6 +37,13 @@ def _dumps(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 def suffixes(host: str) -> list[str]:
     """The host's name and every parent domain (news.a.example: itself, a.example, example)."""
     parts = host_name(host).split(".")
@@ -445,6 +452,51 @@ class SqliteStore:
             rows = c.execute("SELECT host FROM hosts UNION SELECT host FROM marks UNION SELECT host FROM aux "
                              "UNION SELECT host FROM urls").fetchall()
         return sorted(h for (h,) in rows)
+
+    # --- what is kept, as DynamoDB would key it -----------------------------------------------------
+    def items(self) -> list[dict[str, Any]]:
+        """Every row as the DynamoDB item the AWS store keeps for the same key (``pk``, ``sk`` and
+        its fields, decoded): what a test or an operator searches to see what is stored."""
+        out: list[dict[str, Any]] = []
+        with self.db.read("items") as c:
+            for host, v, own, lease, st, ob, exp in c.execute(
+                    "SELECT host, v, own, lease, st, ob, expires FROM hosts"):
+                out.append({"pk": f"H#{host}", "sk": "HOST", "v": v, "own": own, "lease": lease, "st": _loads(st),
+                            "ob": _loads(ob) if ob else None, "ttl": exp})
+            for host, kind, data in c.execute("SELECT host, kind, data FROM aux"):
+                out.append({"pk": f"H#{host}", "sk": f"AUX#{kind}", "d": _loads(data)})
+            for host, v, sent in c.execute("SELECT host, v, sent FROM marks"):
+                out.append({"pk": f"H#{host}", "sk": "DRAIN", "v": v, "sent": _loads(sent)})
+            for url, host, data in c.execute("SELECT url, host, data FROM urls"):
+                out.append({"pk": f"H#{host}", "sk": f"U#{short_hash(url, n=32)}", "d": _loads(data)})
+            for sid, data in c.execute("SELECT id, data FROM sources"):
+                out.append({"pk": "SOURCES", "sk": sid, **_loads(data)})
+            for sid, data in c.execute("SELECT id, data FROM source_reads"):
+                out.append({"pk": "SOURCES", "sk": f"{sid}#read", **_loads(data)})
+            takers: dict[str, list[str]] = {}
+            for key, taker, granted in c.execute("SELECT key, taker, granted FROM quota_takers"):
+                takers.setdefault(key, []).append(f"{taker}={granted}")
+            for key, n in c.execute("SELECT key, n FROM quotas"):
+                out.append({"pk": f"QUOTA#{key}", "sk": "N", "n": n, "tg": sorted(takers.get(key, []))})
+            blocks: dict[str, Any] = {}
+            for domain, reason, at in c.execute("SELECT domain, reason, at FROM blocks"):
+                blocks[domain] = reason
+                if at is not None:
+                    blocks[f"@{domain}"] = at
+            blocks.update({f"!{d}": at for d, at in c.execute("SELECT domain, at FROM purges")})
+            if blocks:
+                out.append({"pk": "BLOCKS", "sk": "ALL", **blocks})
+            for key, data, version in c.execute("SELECT key, data, version FROM meta"):
+                out.append({"pk": "META", "sk": key, "data": data, "version": version})
+            names: dict[str, list[str]] = {}
+            for (host,) in c.execute("SELECT host FROM domain_index"):
+                names.setdefault(host_name(host), []).append(host)
+            out += [{"pk": f"DOMAIN#{n}", "sk": "HOSTS", "hosts": sorted(h)} for n, h in names.items()]
+        return sorted(out, key=lambda i: (str(i["pk"]), str(i["sk"])))
+
+    def dump(self) -> str:
+        """``items()`` one JSON a line (sorted keys): everything the store keeps, to search."""
+        return "\n".join(json.dumps(i, sort_keys=True, ensure_ascii=False, default=str) for i in self.items())
 
     # --- housekeeping ----------------------------------------------------------------------------
     def prune(self, now: float) -> dict[str, int]:

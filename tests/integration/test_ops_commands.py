@@ -1,6 +1,7 @@
 """`heed block|unblock|blocks|purge` on a stack (moto, the real handlers) and on a state directory."""
 from __future__ import annotations
 
+import base64
 import json
 import time
 import zlib
@@ -13,10 +14,12 @@ import pytest
 from heed_core.profile import load_profile_data
 from heed_core.work import Source
 
+from heed_embedded.state import open_state
+from heed_embedded.store import SqliteStore, SqliteTexts
+
 from heed.cli import build_parser
 from heed.demo.web import Hit, RecordingServer, Route, Site
 from heed.local.runtime import LocalRun
-from heed.state_dir import _enc
 
 from tests.support.stack import STACK, run_command, stack_aws
 
@@ -135,7 +138,7 @@ def test_block_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
              "or a host under it"),
             (["blocks", "--state", str(tmp_path / "none")],
              f"heed blocks: --state: {tmp_path / 'none'} is not a heed state directory "
-             f"(`heed local run --state {tmp_path / 'none'}` makes one)"),
+             f"(`heed serve --state {tmp_path / 'none'}` makes one)"),
             (["blocks", "--state", state, "--region", "eu-west-1"],
              "heed blocks: --region and --profile go with --stack, not --state")):
         code, out, err = ops(capsys, *argv)
@@ -150,6 +153,23 @@ def test_block_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 # --- purge: nothing of the domain, everything else --------------------------------------------------
 
+def _stored(state: Path) -> list[str]:
+    """Everything a state directory's database keeps, one item a line, as DynamoDB would key it."""
+    st = open_state(state, create=False)
+    try:
+        return SqliteStore(st.db).dump().splitlines()
+    finally:
+        st.close()
+
+
+def _texts(state: Path) -> list[str]:
+    st = open_state(state, create=False)
+    try:
+        return [k for k, versions in SqliteTexts(st.db).all_versions().items() for _ in versions]
+    finally:
+        st.close()
+
+
 def _items(run: LocalRun) -> list[dict[str, Any]]:
     from heed_aws.runtime import _client
 
@@ -161,6 +181,15 @@ def _objects(run: LocalRun) -> list[tuple[str, str]]:
 
     resp = _client("s3").list_object_versions(Bucket=run.res.bucket)
     return sorted((v["Key"], v["VersionId"]) for v in resp.get("Versions", []))
+
+
+def _enc(value: Any) -> Any:
+    """An item as JSON can hold it (binary attributes in base64)."""
+    if isinstance(value, dict):
+        return {k: base64.b64encode(bytes(v)).decode("ascii") if k == "B" else _enc(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_enc(v) for v in value]
+    return value
 
 
 def _of(items: list[dict[str, Any]], ip: str) -> list[str]:
@@ -223,13 +252,13 @@ def test_common_08_purge_in_a_state_dir(tmp_path: Path, capsys: pytest.CaptureFi
                        f"  - {{url: '{b.base_url}/', kind: subsidy, id: b}}\n")
     assert ops(capsys, "local", "run", "--bot", str(bot), "--state", str(state), "--allow-private", "--patience", "3",
                "--sources", str(sources), "--out", str(tmp_path / "out"))[0] == 0
-    table_before = (state / "table.jsonl").read_text().splitlines()
+    table_before = _stored(state)
     other_before = [x for x in table_before if "127.0.0.63" in x]
     code, out, err = ops(capsys, "purge", "127.0.0.62", "--state", str(state))
     assert code == 0 and "deleted" in out and "URL records:        3" in out
-    table = (state / "table.jsonl").read_text().splitlines()
+    table = _stored(state)
     left = [x for x in table if "127.0.0.62" in x]
     assert len(left) == 2 and '"PURGE#127.0.0.62"' in left[1] and '"!127.0.0.62"' in left[0]  # tombstone, purge mark
     assert [x for x in table if "127.0.0.63" in x] == other_before
-    bucket = [json.loads(x)["key"] for x in (state / "bucket.jsonl").read_text().splitlines()]
+    bucket = _texts(state)
     assert len(bucket) == 3  # b's sitemap copy and two page texts; a's three are gone

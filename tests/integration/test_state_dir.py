@@ -1,4 +1,5 @@
-"""`heed local run --state DIR`: the state kept between runs (conditional GETs, seen URLs, blocks)."""
+"""`heed local run --state DIR`: the state kept between runs (conditional GETs, seen URLs, blocks), in the
+embedded engine's database."""
 from __future__ import annotations
 
 import json
@@ -6,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from heed_embedded.state import open_state
 
 from heed.cli import main
 from heed.demo.web import RecordingServer, Route, Site
@@ -54,7 +57,7 @@ def test_wannado_07_subsidie_04_a_second_run_on_the_same_state_costs_the_site_30
     # GIVEN a first run that read robots.txt, the sitemap and both pages
     assert _run(capsys, tmp_path, bot, sources, "out1") == 0
     assert sorted(r.path for r in site.log()) == ["/robots.txt", "/sitemap.xml", "/subsidies/a/", "/subsidies/b/"]
-    assert (tmp_path / "state" / "table.jsonl").is_file()
+    assert (tmp_path / "state" / "heed.db").is_file() and (tmp_path / "state" / "requests.jsonl").is_file()
     site.reset_log()
     # WHEN the same sources run again on the same state
     assert _run(capsys, tmp_path, bot, sources, "out2") == 0
@@ -72,7 +75,10 @@ def test_a_run_on_the_state_crawls_the_sources_kept_there(site: RecordingServer,
     site.reset_log()
     assert _run(capsys, tmp_path, bot, None, "out2") == 0  # no --sources: those of the state
     assert [r.status for r in site.log()] == [304, 304, 304]
-    manifest = json.loads((tmp_path / "state" / "heed-state.json").read_text())
+    assert json.loads((tmp_path / "state" / "heed-state.json").read_text())["format"] == 2
+    state = open_state(tmp_path / "state", create=False)
+    manifest = state.manifest
+    state.close()
     assert manifest["bot"] == "subsidieupdate" and manifest["last_out"] == str((tmp_path / "out2").resolve())
 
 

@@ -4,6 +4,12 @@ from __future__ import annotations
 import time
 
 
+def is_simulated(start: float, until: float, now: float | None = None) -> bool:
+    """A run whose clock is not the wall clock: it starts elsewhere in time, or runs past now."""
+    now = time.time() if now is None else now
+    return abs(start - now) > 60.0 or until > start + 1.0
+
+
 class SimClock:
     def __init__(self, start: float) -> None:
         self._offset = start - time.time()

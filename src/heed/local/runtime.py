@@ -25,7 +25,7 @@ from heed_core.profile import Profile
 from heed_core.schedule import firings
 from heed_core.work import Source
 
-from heed.local.clock import SimClock
+from heed.local.clock import SimClock, is_simulated
 from heed.local.root import ROOT
 
 REGION = "eu-west-1"
@@ -112,11 +112,14 @@ class LambdaContext:
 
 
 class Output:
-    """requests.jsonl, items.jsonl, skips.jsonl and summary.json under ``--out``."""
+    """requests.jsonl, items.jsonl, skips.jsonl and summary.json under ``--out``. A run on a
+    simulated clock (``simulated``) marks every record so (``clock: "simulated"``, with ``wall``:
+    the machine's time when it was written), so no one reads its times for a site's log's."""
 
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_dir: Path, *, simulated: bool = False) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
         self.dir = out_dir
+        self.simulated = simulated
         self.files = {name: (out_dir / f"{name}.jsonl").open("w", encoding="utf-8")
                       for name in ("requests", "items", "skips")}
         self.counts: dict[str, Counter[str]] = {"status": Counter(), "purpose": Counter(), "reason": Counter(),
@@ -140,6 +143,8 @@ class Output:
             self.counts["kind"][detail_type] += 1
 
     def _write(self, name: str, record: dict[str, Any]) -> None:
+        if self.simulated:
+            record = {**record, "clock": "simulated", "wall": round(time.time(), 3)}
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         with self.lock:
             self.files[name].write(line)
@@ -149,15 +154,10 @@ class Output:
     def close(self, summary: dict[str, Any]) -> None:
         for f in self.files.values():
             f.close()
-        summary = {**summary, "requests": self.n["requests"], "items": self.n["items"], "skips": self.n["skips"],
+        summary = {"clock": "simulated" if self.simulated else "wall", **summary,
+                   "requests": self.n["requests"], "items": self.n["items"], "skips": self.n["skips"],
                    **{f"by_{k}": dict(sorted(v.items())) for k, v in self.counts.items()}}
         (self.dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-
-
-def _outs(manifest: dict[str, Any], out: str, keep: int = 50) -> list[str]:
-    """The output folders of a state directory's runs, this one last, at most ``keep``."""
-    before = [str(o) for o in manifest.get("outs") or ([manifest["last_out"]] if manifest.get("last_out") else [])]
-    return [o for o in before if o != out][-(keep - 1):] + [out]
 
 
 class InvocationCrash(BaseException):
@@ -254,14 +254,13 @@ class LocalRun:
     def __init__(self, profile: Profile, sources: list[Source], *, start: float, until: float, out_dir: Path,
                  allow_private: bool, progress: Callable[[str], None] | None = None,
                  patience_s: float | None = None, resolver: Callable[[str, int], list[str]] | None = None,
-                 concurrency: int | None = None, session_hook: Callable[[Any], None] | None = None,
-                 state_dir: Path | None = None) -> None:
+                 concurrency: int | None = None, session_hook: Callable[[Any], None] | None = None) -> None:
         self.signer = local_signer(profile)  # refused here, before any file or service exists
         self.profile = profile
         self.sources = sources
         self.start = start
         self.until = max(until, start)
-        self.out = Output(out_dir)
+        self.out = Output(out_dir, simulated=is_simulated(start, max(until, start)))
         self.allow_private = allow_private
         self.progress = progress
         self.resolver = resolver
@@ -289,8 +288,6 @@ class LocalRun:
         self.aws_lock = threading.RLock()
         self._fetchers = 0  # fetcher invocations running now
         self.session_hook = session_hook  # e.g. the bench's botocore call counter
-        self.state_dir = state_dir  # --state DIR: the table and bucket kept between runs
-        self._state: Any = None
 
     @property
     def in_handler(self) -> bool:
@@ -309,8 +306,6 @@ class LocalRun:
 
     # --- set-up ---------------------------------------------------------------------------
     def setup(self) -> None:
-        if self.state_dir is not None:
-            self._open_state()  # before anything starts: a directory in use is one line, nothing to undo
         _quiet_powertools()
         import boto3
         from moto import mock_aws
@@ -343,16 +338,7 @@ class LocalRun:
                           allow_private=self.allow_private, journal_tap=self.out.journal,
                           results_tap=self.out.item, resolver=self.resolver, queue_observer=self.watch, env=env,
                           signer=self.signer)
-        store = operator_store()
-        if self._state is not None:
-            from heed_aws.operator import import_sources
-
-            self._state[0].load(session.client("dynamodb"), self.res.table_name, session.client("s3"), self.res.bucket,
-                                now=min(time.time(), self.clock.now()))
-            # The sources file is imported: what the crawl learnt of a source (closed, last read) stays.
-            import_sources(store, self.sources, time.time())
-        else:
-            store.put_sources(self.sources)
+        operator_store().put_sources(self.sources)
         self._session = session
         self.scheduler = load_handler("scheduler")
         self.fetcher = load_handler("fetcher")
@@ -375,24 +361,18 @@ class LocalRun:
                 left = self.drain()
             if self.until > self.clock.now():
                 left = self.advance_to(self.until)
-            summary = {"bot": self.profile.name, "start": iso(self.start), "until": iso(self.until),
+            summary = {"bot": self.profile.name, "engine": "aws", "start": iso(self.start), "until": iso(self.until),
                        "rounds": self.rounds, "invocations": self.invocations,
                        "fetcher_billed_s": round(self.billed_s, 3), "max_receive_count": self.max_receive_count,
                        "deferred_at_end": left, "wall_time_s": round(time.monotonic() - wall0, 3)}
         finally:
-            try:
-                self._save_state()
-            finally:
-                self._stop_aws()
+            self._stop_aws()
         self.out.close(summary)
         return summary
 
     def close(self) -> None:
-        """Stop the embedded AWS (``run()`` does this itself), saving ``state_dir`` first."""
-        try:
-            self._save_state()
-        finally:
-            self._stop_aws()
+        """Stop the embedded AWS (``run()`` does this itself)."""
+        self._stop_aws()
 
     def _stop_aws(self) -> None:
         """The embedded AWS stops, and moto is as it ships again once no run needs the fixes."""
@@ -403,33 +383,6 @@ class LocalRun:
             mock.stop()
             del self._mock
             motofix.undo()
-
-    # --- --state DIR ---------------------------------------------------------------------------
-    def _open_state(self) -> None:
-        from heed.state_dir import FORMAT, StateDir, StateDirError
-
-        sd = StateDir(self.state_dir)  # type: ignore[arg-type]
-        manifest = sd.prepare(create=True) or {"format": FORMAT}
-        if manifest.get("bot") and manifest["bot"] != self.profile.name:
-            raise StateDirError(f"--state: {self.state_dir} holds the state of {manifest['bot']}, "
-                                f"not {self.profile.name}")
-        sd.acquire()
-        self._state = (sd, manifest)
-
-    def _save_state(self) -> None:
-        if self._state is None:
-            return
-        sd, manifest = self._state
-        self._state = None
-        try:
-            sd.save(self._session.client("dynamodb"), self.res.table_name, self._session.client("s3"), self.res.bucket,
-                    bot=self.profile.name, manifest={**manifest, "last_out": str(self.out.dir.resolve()),
-                                                     # every run's output folder, newest last (explain reads them all)
-                                                     "outs": _outs(manifest, str(self.out.dir.resolve())),
-                                                     # the profile as run (a file that extends a bot included)
-                                                     "profile": json.loads(json.dumps(self.profile.data, default=str))})
-        finally:
-            sd.release()
 
     def fire(self, t: float, tasks: list[str]) -> None:
         event = {"version": "0", "id": str(uuid.uuid4()), "detail-type": "Scheduled Event",

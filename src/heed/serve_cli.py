@@ -1,0 +1,144 @@
+"""`heed serve --bot NAME|FILE --state DIR`: the bot on one machine, for months (heed_embedded.serve).
+
+``register(subparsers)`` adds the command. Every mistake is one line on stderr and exit 2; a
+run stopped by SIGTERM or SIGINT exits 0 once its requests in flight are committed."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["cmd_serve", "open_embedded", "register"]
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    """Adds `heed serve` to the `heed` command's subparsers."""
+    p = subparsers.add_parser(
+        "serve", help="run a bot on this machine for as long as it runs: its schedules on the wall clock, its "
+                      "state in DIR (SQLite), every core at work",
+        description="Runs the bot's schedules on the wall clock against real sites, its whole state in one SQLite "
+                    "database in DIR (durable at every commit: killed at any moment it loses nothing committed and "
+                    "repeats at most the request in flight). SIGTERM finishes the requests in flight and stops; a "
+                    "restart resumes pending work at once. JSON log lines on stdout, progress on stderr. The "
+                    "operator commands (sources, block, purge, explain, audit, dlq) act on DIR while it runs.")
+    p.add_argument("--bot", required=True, metavar="NAME|FILE", help="a built-in bot name or a profile file")
+    p.add_argument("--state", required=True, metavar="DIR", help="the state directory (made if missing)")
+    p.add_argument("--sources", metavar="FILE", help="add these sources first (YAML or CSV; idempotent)")
+    p.add_argument("--once", action="store_true", help="one round of every task now, then exit when no work "
+                                                       "is left within --patience")
+    p.add_argument("--workers", type=_count, default=0, metavar="N",
+                   help="processes crawling side by side (default: one per core)")
+    p.add_argument("--threads", type=_count, default=16, metavar="N", help="requests at once in each process "
+                   "(default 16; the profile's politeness.max_in_flight caps the total)")
+    p.add_argument("--patience", type=_seconds, default=None, metavar="S",
+                   help="--once: seconds to wait for deferred work before ending (default: the profile's gaps)")
+    p.add_argument("--grace", type=_seconds, default=10.0, metavar="S",
+                   help="on SIGTERM, how long requests in flight may take to finish (default 10)")
+    p.add_argument("--allow-private", action="store_true",
+                   help="let the fetcher reach loopback/private addresses (tests, the demo web)")
+    p.add_argument("--quiet", action="store_true", help="no log line per request and skip (rounds and trouble only)")
+    p.set_defaults(func=cmd_serve)
+
+
+def default_patience(profile: Any) -> float:
+    """Every gap a round needs fits in it (as ``heed local run``'s)."""
+    pol = profile.politeness
+    return 5.0 + max(10.0, 2 * pol.min_delay_s, pol.round_spacing_s + pol.round_spacing_jitter_s,
+                     min(pol.crawl_delay_cap_s, 120.0))
+
+
+def open_embedded(path: Path, *, create: bool, bot: str | None = None) -> Any:
+    """The embedded state directory at ``path`` (``heed_embedded.state``), its notes (a migration)
+    said on stderr; ``bot``: the directory learns whose it is, another bot's is refused."""
+    from heed_embedded.state import open_state
+
+    state = open_state(path, create=create)
+    for note in state.notes:
+        print(note, file=sys.stderr)
+    if bot is not None:
+        try:
+            state.claim_bot(bot)
+        except Exception:
+            state.close()
+            raise
+    return state
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from heed_core.errors import ConfigError, HeedError
+    from heed_core.profile import ProfileError, load_profile
+
+    from heed_aws.operator import import_sources
+
+    from heed_embedded.serve import ServeOptions, serve
+    from heed_embedded.state import StateError
+
+    from heed.botcheck import warn_identity
+    from heed.local.sources import SourcesError, load_source_file
+
+    def fail(message: str) -> int:
+        print(f"heed: error: serve: {message}", file=sys.stderr)
+        return 2
+
+    try:
+        profile = load_profile(args.bot)
+        sources = load_source_file(Path(args.sources), profile) if args.sources else None
+        state = open_embedded(Path(args.state), create=True, bot=profile.name)
+    except (ProfileError, SourcesError, StateError) as exc:
+        return fail(str(exc))
+    warn_identity(args.bot, profile)
+    try:
+        with state.serve_lock():
+            if sources:
+                report = import_sources(state_store(state), sources, time.time())
+                counts = report.counts()
+                print(f"heed: sources from {args.sources}: {counts['added']} added, {counts['updated']} updated, "
+                      f"{counts['unchanged']} unchanged", file=sys.stderr)
+            patience = args.patience if args.patience is not None else default_patience(profile)
+            opts = ServeOptions(once=args.once, workers=args.workers, threads=max(1, args.threads),
+                                patience_s=patience, allow_private=args.allow_private, quiet=args.quiet,
+                                grace_s=args.grace)
+            summary = serve(profile, state, opts)
+    except StateError as exc:
+        return fail(str(exc))
+    except ConfigError as exc:
+        return fail(str(exc))
+    except HeedError as exc:  # the database refused (a full disk, a damaged file): the machine's, in one line
+        return fail(str(exc))
+    finally:
+        state.close()
+    if summary.get("cut"):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)  # turns past the grace: their tokens come back at the next start
+    return 0
+
+
+def state_store(state: Any) -> Any:
+    """The crawl's store on an open embedded state directory."""
+    from heed_embedded.store import SqliteStore
+
+    return SqliteStore(state.db)
