@@ -1,8 +1,10 @@
 """`heed audit --host HOST`: every request the bot made to one host, for its owner ("what did your bot do here?").
 
-From a local run's requests.jsonl (``--out DIR``), or from a deployed stack's fetcher log group
-through CloudWatch Logs Insights (``--stack NAME``). Both go through the same filter, so a host
-name, ``host:port`` or a URL mean the same thing in either place.
+From a local run's requests.jsonl (``--out DIR``), from a state directory's append-only request
+log (``--state DIR``: every request ever made from it, wall-clock times), or from a deployed
+stack's fetcher log group through CloudWatch Logs Insights (``--stack NAME``). All go through the
+same filter, so a host name, ``host:port`` or a URL mean the same thing in every place. A run on a
+simulated clock is marked as such (its times beside the wall clock's).
 """
 from __future__ import annotations
 
@@ -147,6 +149,10 @@ def audit_row(record: dict[str, Any]) -> dict[str, Any]:
                            "bytes": _int(record.get("bytes")), "source": record.get("source")}
     if record.get("error"):
         row["error"] = record["error"]
+    if record.get("clock") == "simulated":
+        # A run on a simulated clock: its times are not the ones a site owner's log shows.
+        row["clock"] = "simulated"
+        row["wall"] = _iso(float(record["wall"])) if isinstance(record.get("wall"), (int, float)) else None
     return row
 
 
@@ -168,6 +174,27 @@ def local_records(out: Path) -> list[dict[str, Any]]:
         return read_jsonl(path)
     except OutputError as exc:
         raise CommandError(str(exc)) from exc
+
+
+def state_records(state: Path) -> list[dict[str, Any]]:
+    """A state directory's append-only request log: every request ever made from it."""
+    from heed_embedded.state import MANIFEST
+
+    if not (state / MANIFEST).is_file():
+        raise CommandError(f"--state: {state} is not a heed state directory (`heed serve --state {state}` makes one)")
+    path = state / "requests.jsonl"
+    if not path.is_file():
+        return []
+    records = []
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a crash mid-write (the log is appended to, never rewritten)
+            if isinstance(rec, dict):
+                records.append(rec)
+    return records
 
 
 def insights_query(host: HostFilter) -> str:
@@ -210,8 +237,12 @@ def deployed_records(logs: Any, log_group: str, host: HostFilter, since: float, 
 
 def table(rows: list[dict[str, Any]]) -> str:
     one_host = len({r["host"] for r in rows}) <= 1
-    header = ["TIME", "METHOD", "STATUS", "PURPOSE", "BYTES", "SOURCE", "PATH" if one_host else "URL"]
-    body = [[str(r["t_start"] or "-"), r["method"],
+    simulated = any(r.get("clock") == "simulated" for r in rows)
+    header = ["TIME (simulated)" if simulated else "TIME", "METHOD", "STATUS", "PURPOSE", "BYTES", "SOURCE",
+              "PATH" if one_host else "URL"]
+    if simulated:
+        header.insert(1, "WALL CLOCK")
+    body = [[str(r["t_start"] or "-"), *([str(r.get("wall") or "-")] if simulated else []), r["method"],
              str(r["status"] if r["status"] is not None else r.get("error", "-")), str(r["purpose"] or "-"),
              str(r["bytes"] if r["bytes"] is not None else "-"), str(r["source"] or "-"),
              r["path"] if one_host else r["url"]] for r in rows]
@@ -227,7 +258,8 @@ def register(subparsers: Any) -> None:
     audit = subparsers.add_parser(
         "audit", help="every request the bot made to one host (time, method, path, status, purpose, bytes, source)",
         description="Every request the bot made to one host, with its time, method, path, status, purpose, "
-                    "bytes and the source that caused it: from a local run's requests.jsonl (--out), or from "
+                    "bytes and the source that caused it: from a local run's requests.jsonl (--out), from a state "
+                    "directory's append-only request log (--state: every request ever made from it), or from "
                     "a deployed stack's fetcher logs through CloudWatch Logs Insights (--stack).")
     audit.add_argument("--host", required=True,
                        help="a host name (example.org), host:port, or a URL reduced to its host")
@@ -237,6 +269,9 @@ def register(subparsers: Any) -> None:
     audit.add_argument("--json", action="store_true", help="one JSON object per request instead of a table")
     where = audit.add_mutually_exclusive_group(required=True)
     where.add_argument("--out", metavar="DIR", help="a `heed local run --out` folder (its requests.jsonl)")
+    where.add_argument("--state", metavar="DIR",
+                       help="a state directory (heed serve --state DIR): every request ever made from it, from its "
+                            "append-only log (wall-clock times)")
     where.add_argument("--stack", metavar="NAME",
                        help="a deployed bot's stack: its fetcher's logs, through Logs Insights")
     add_aws_arguments(audit)
@@ -263,6 +298,11 @@ def _audit(args: argparse.Namespace, aws: Aws, now: Callable[[], float], sleep: 
             raise CommandError("--region and --profile go with --stack, not --out")
         where = args.out
         rows = select(local_records(Path(args.out)), host, Window(since, until))
+    elif getattr(args, "state", None) is not None:
+        if args.region or args.profile:
+            raise CommandError("--region and --profile go with --stack, not --state")
+        where = args.state
+        rows = select(state_records(Path(args.state)), host, Window(since, until))
     else:
         if not args.timeout > 0:
             raise CommandError("--timeout must be a number of seconds above 0")

@@ -98,7 +98,9 @@ def cmd_local_run(args: argparse.Namespace) -> int:
         raise UsageError("--sources is required (or --state DIR, to crawl the sources kept there)")
     from heed.engines import check_state_run
 
-    check_state_run(args, start, until)  # a state directory: the embedded engine, on the wall clock
+    refused = check_state_run(args, start, until)  # a state directory: the embedded engine, on the wall clock
+    if refused:
+        raise UsageError(refused)
     from heed.botcheck import warn_identity
 
     try:

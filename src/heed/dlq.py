@@ -1,4 +1,5 @@
-"""`heed dlq list|redrive`: what sits in a bot's dead-letter queue, and putting it back on the work queue.
+"""`heed dlq list|redrive`: what sits in a bot's dead-letter queue, and putting it back on the work queue
+(a stack's SQS DLQ, or a state directory's dead-letter table).
 
 A token reaches the DLQ only after maxReceiveCount receives without success (deferrals are
 replaced tokens, so they never get there): each one is a host whose turn kept failing. `list`
@@ -194,7 +195,8 @@ def _positive(text: str) -> int:
 
 def register(subparsers: Any) -> None:
     """Adds `heed dlq list|redrive` to the `heed` command's subparsers."""
-    dlq = subparsers.add_parser("dlq", help="a deployed bot's dead-letter queue: list it, redrive it",
+    dlq = subparsers.add_parser("dlq", help="a bot's dead-letter queue (a stack's, a state directory's): list it, "
+                                       "redrive it",
                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = dlq.add_subparsers(dest="dlq_command", required=True)
     for name, text in (("list",
@@ -203,6 +205,8 @@ def register(subparsers: Any) -> None:
         cmd = commands.add_parser(name, help=text, description=text)
         where = cmd.add_mutually_exclusive_group(required=True)
         where.add_argument("--stack", help="the bot's stack (its WorkQueueUrl and DeadLetterQueueUrl outputs)")
+        where.add_argument("--state", metavar="DIR",
+                           help="a state directory (heed serve --state DIR; it may be running): its dead-letter table")
         where.add_argument("--queue-url", help="the work queue's URL or its dead-letter queue's")
         add_aws_arguments(cmd)
         cmd.add_argument("--json", action="store_true", help="one JSON object per token instead of a table")
@@ -211,7 +215,8 @@ def register(subparsers: Any) -> None:
         else:
             cmd.add_argument("--by-hand", action="store_true",
                              help="receive, send and delete each token here instead of asking SQS to move them")
-            cmd.add_argument("--limit", type=_positive, default=None, help="with --by-hand: move at most N tokens")
+            cmd.add_argument("--limit", type=_positive, default=None,
+                             help="with --by-hand or --state: move at most N tokens")
         cmd.set_defaults(func=cmd_dlq)
 
 
@@ -221,6 +226,8 @@ def cmd_dlq(args: argparse.Namespace, *, aws: Aws | None = None, wait_s: int = 1
 
 
 def _dlq(args: argparse.Namespace, aws: Aws, wait_s: int) -> int:
+    if getattr(args, "state", None) is not None:
+        return _dlq_state(args)
     if args.dlq_command == "redrive" and args.limit is not None and not args.by_hand:
         raise CommandError("--limit goes with --by-hand (SQS's own move takes every token)")
     if args.stack is not None:
@@ -262,6 +269,57 @@ def _dlq(args: argparse.Namespace, aws: Aws, wait_s: int) -> int:
         return 0
     _print(rows, args.json, moved=True)
     print(f"heed dlq redrive: moved {len(rows)} token(s) back to {queues.work_url}", file=sys.stderr)
+    return 0
+
+
+def _dead_row(dead: dict[str, Any]) -> dict[str, Any]:
+    """A row of a state directory's dead-letter table as `heed dlq list` shows a DLQ message."""
+    body = str(dead["body"])
+    try:
+        token = json.loads(body)
+    except json.JSONDecodeError:
+        token = None
+    token = token if isinstance(token, dict) else {}
+
+    def stamp(t: Any) -> str | None:
+        return datetime.fromtimestamp(float(t), UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if t else None
+    return {"host": token.get("host"), "round_id": token.get("round_id"), "token_id": f"m{dead['id']}",
+            "receives": int(dead["receives"]), "sent": stamp(dead["sent"]), "group": dead["group"],
+            "dedup_id": dead["dedup"], "dead_at": stamp(dead["dead_at"]), "why": dead["why"],
+            "body": body if len(body) <= BODY_SUMMARY else body[:BODY_SUMMARY - 1] + "…"}
+
+
+def _dlq_state(args: argparse.Namespace) -> int:
+    """The dead-letter table of a state directory: listed, or moved back to the work queue
+    (the host's group kept), while `heed serve` runs on it or not."""
+    from pathlib import Path
+
+    from heed_embedded.queue import WorkQueue
+
+    from heed.state_dir import StateDirError, open_local
+
+    if args.region or args.profile:
+        raise CommandError("--region and --profile go with --stack, not --state")
+    if args.dlq_command == "redrive" and args.by_hand:
+        raise CommandError("--by-hand goes with --stack or --queue-url (a state directory's tokens move in one "
+                           "transaction)")
+    try:
+        with open_local(Path(args.state), write=False) as state:
+            queue = WorkQueue(state.db)
+            if args.dlq_command == "list":
+                rows = [_dead_row(d) for d in queue.dead_letters(args.limit)]
+            else:
+                dead = {d["id"]: d for d in queue.dead_letters(args.limit)}
+                rows = [{**_dead_row(dead[m["id"]]), "new_token_id": f"m{m['new_id']}"}
+                        for m in queue.redrive(args.limit)]
+    except StateDirError as exc:
+        raise CommandError(str(exc)) from exc
+    if not rows:
+        print(f"heed: the dead-letter table of {args.state} is empty", file=sys.stderr)
+        return 0
+    _print(rows, args.json, moved=args.dlq_command == "redrive")
+    if args.dlq_command == "redrive":
+        print(f"heed: moved {len(rows)} token(s) back to the work queue of {args.state}", file=sys.stderr)
     return 0
 
 

@@ -16,31 +16,26 @@ ENGINES = ("embedded", "aws")
 DEFAULT_ENGINE = "embedded"
 
 
-class EngineMistake(Exception):
-    """An engine asked for what it cannot do: one line."""
-
-
 def add_engine_argument(parser: Any) -> None:
     parser.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE,
                         help="embedded (default: the core on one SQLite database, as `heed serve` runs it) or aws "
                              "(the real Lambda handlers on an in-process AWS, call for call a deployed stack)")
 
 
-def check_state_run(args: argparse.Namespace, start: float, until: float, now: float | None = None) -> None:
-    """A state directory keeps wall-clock time and is the embedded engine's: a run on it with the
-    aws engine, or on a simulated clock (``--start``/``--until`` away from now), is refused in one
-    line (``heed.cli.UsageError``): its times would lie ahead of the clock the next run reads."""
-    from heed.cli import UsageError
-
+def check_state_run(args: argparse.Namespace, start: float, until: float, now: float | None = None) -> str | None:
+    """Why a run cannot go on a state directory (None: it can). A state directory keeps
+    wall-clock time and is the embedded engine's: a run on it with the aws engine, or on a
+    simulated clock (``--start``/``--until`` away from now), is refused: its times would lie ahead
+    of the clock the next run reads."""
     if getattr(args, "state", None) is None:
-        return
+        return None
     if args.engine == "aws":
-        raise UsageError("--state DIR goes with the embedded engine (the aws engine starts a fresh in-process AWS "
-                         "every run): leave out --engine aws")
+        return ("--state DIR goes with the embedded engine (the aws engine starts a fresh in-process AWS every run): "
+                "leave out --engine aws")
     from heed.local.clock import is_simulated
 
-    if args.start is not None or args.until is not None:
-        if is_simulated(start, until, time.time() if now is None else now):
-            raise UsageError("--start/--until simulate time, and a state directory keeps wall-clock time: run the "
-                             "simulation without --state (a fresh state every run), or the bot with heed serve "
-                             "--state DIR")
+    if (args.start is not None or args.until is not None) and is_simulated(start, until,
+                                                                          time.time() if now is None else now):
+        return ("--start/--until simulate time, and a state directory keeps wall-clock time: run the simulation "
+                "without --state (a fresh state every run), or the bot with heed serve --state DIR")
+    return None

@@ -105,7 +105,7 @@ def test_the_table_gives_each_rule_its_result_sentence_and_evidence_and_names_wh
     table = as_table(report, width=100)
     lines = table.splitlines()
     assert lines[0] == ("heed conformance: aubebot (profile mine.yaml, extends aubebot): 3 rules, 1 pass, 1 fail, "
-                        "1 error, in 1.0 s")
+                        "1 error, in 1.0 s (engine aws)")
     assert [line.split()[:2] for line in lines if line.startswith("AUBE-")] == [
         ["AUBE-09", "pass"], ["AUBE-10", "FAIL"], ["AUBE-11", "ERROR"]]
     assert "min gap 1.52 s over 14 gaps" in table and all(len(line) <= 100 for line in lines[1:-2])

@@ -1,7 +1,9 @@
-"""STYLE 10: no cycles. The rooms are ordered heed_core < heed_aws < heed (functions/ wire on top):
-a lower room never imports a higher one, not even inside a function, and no module reaches itself
-through its imports. Every import statement counts (top level, in a function, under TYPE_CHECKING),
-read from the source, so an import that would only run later cannot hide a cycle."""
+"""STYLE 10: no cycles. The rooms are ordered heed_core < heed_aws, heed_embedded < heed (functions/
+wire on top): a lower room never imports a higher one, not even inside a function, the two rooms
+beside each other never import each other (the embedded engine stands on the core alone: no AWS
+code, no boto3, no moto on its path), and no module reaches itself through its imports. Every
+import statement counts (top level, in a function, under TYPE_CHECKING), read from the source, so
+an import that would only run later cannot hide a cycle."""
 from __future__ import annotations
 
 import ast
@@ -12,11 +14,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOMS = (("heed_core", ROOT / "layers/core/heed_core"), ("heed_aws", ROOT / "layers/aws/heed_aws"),
-         ("heed", ROOT / "src/heed"))
-RANK = {name: n for n, (name, _) in enumerate(ROOMS)}
+         ("heed_embedded", ROOT / "src/heed_embedded"), ("heed", ROOT / "src/heed"))
+RANK = {"heed_core": 0, "heed_aws": 1, "heed_embedded": 1, "heed": 2}
 # What the pure core never imports (STYLE 2: I/O at the edges), and what no room imports at all:
 # protego is the test suite's robots.txt oracle, never the crawler's parser (README, robots.txt).
 NOT_IN_CORE = ("boto3", "botocore", "aws_lambda_powertools", "aws_xray_sdk", "moto", "publicsuffixlist")
+NOT_IN_EMBEDDED = ("boto3", "botocore", "aws_lambda_powertools", "aws_xray_sdk", "moto")
 NOWHERE = ("protego",)
 
 
@@ -119,9 +122,10 @@ def cycles(graph: Mapping[str, Mapping[str, int]]) -> list[list[str]]:
 
 
 def upward(graph: Mapping[str, Mapping[str, int]]) -> list[str]:
-    """Imports from a lower room into a higher one, as 'module:line -> module'."""
+    """Imports from a lower room into a higher one, or between two rooms of one rank, as 'module:line -> module'."""
     return [f"{m}:{line} -> {d}" for m, deps in sorted(graph.items()) for d, line in sorted(deps.items())
-            if RANK[d.split(".")[0]] > RANK[m.split(".")[0]]]
+            if RANK[d.split(".")[0]] > RANK[m.split(".")[0]]
+            or (RANK[d.split(".")[0]] == RANK[m.split(".")[0]] and d.split(".")[0] != m.split(".")[0])]
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +134,9 @@ def graph() -> dict[str, dict[str, int]]:
 
 
 def test_style_10_no_room_imports_a_higher_room(graph: dict[str, dict[str, int]]) -> None:
-    # GIVEN every import of heed_core, heed_aws and heed, function-local ones included
-    # THEN none goes up: the core knows nothing of AWS or the CLI, the AWS layer nothing of the CLI
+    # GIVEN every import of heed_core, heed_aws, heed_embedded and heed, function-local ones included
+    # THEN none goes up or sideways: the core knows nothing of AWS or the CLI, the AWS layer and the
+    # embedded engine nothing of the CLI or of each other
     assert upward(graph) == []
 
 
@@ -144,6 +149,9 @@ def test_style_2_the_core_imports_no_aws_and_nothing_imports_protego() -> None:
     ext = external_imports(mods)
     core = {m: sorted(names & set(NOT_IN_CORE)) for m, names in ext.items() if m.split(".")[0] == "heed_core"}
     assert {m: n for m, n in core.items() if n} == {}
+    embedded = {m: sorted(names & set(NOT_IN_EMBEDDED)) for m, names in ext.items()
+                if m.split(".")[0] == "heed_embedded"}
+    assert {m: n for m, n in embedded.items() if n} == {}
     assert {m: sorted(n & set(NOWHERE)) for m, n in ext.items() if n & set(NOWHERE)} == {}
 
 
@@ -180,3 +188,11 @@ def test_checker_leaves_out_a_modules_own_parent_package(tmp_path: Path) -> None
     room = _room(tmp_path, "heed_core", {"__init__.py": "", "pkg/__init__.py": "from heed_core.pkg.m import f\n",
                                          "pkg/m.py": "import heed_core.pkg\ndef f():\n    pass\n"})
     assert cycles(import_graph(modules([room]))) == []
+
+
+def test_checker_finds_an_import_between_the_rooms_beside_each_other(tmp_path: Path) -> None:
+    # GIVEN the embedded engine reaching into the AWS layer (only inside a function)
+    aws = _room(tmp_path, "heed_aws", {"__init__.py": "", "store.py": "X = 1\n"})
+    emb = _room(tmp_path, "heed_embedded", {"__init__.py": "", "engine.py": "def f():\n    import heed_aws.store\n"})
+    # THEN the checker names it
+    assert upward(import_graph(modules([aws, emb]))) == ["heed_embedded.engine:2 -> heed_aws.store"]

@@ -101,7 +101,7 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
         # SPRING-06: the same item again later today; a failed answer is not a read (AUBE-03), but
         # it is an attempt: the source's cadence counts from it (AUBE-08: piled rounds wait).
         view.frontier.append(replace(item, attempts=item.attempts + 1, not_before=outcome.retry_at or now))
-        view.recent[item.url] = [t_end, item.purpose, item.source_id, 0]
+        view.recent[item.url] = [result.t_start or t_end, item.purpose, item.source_id, 0]
         return out
     if task is None:
         task = _without_body(profile, view, item, result, outcome, inp, now, out)
@@ -122,8 +122,10 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
     out.url_record = _url_record(item, result, task.url_fields)
     if item.seen is None or item.seen.last_fetched is None:
         view.nurl += 1
-    # AUBE-03: a read that failed (no answer, a 5xx, a 429) is a read not done.
-    view.recent[item.url] = [t_end, item.purpose, item.source_id, 1 if was_read(result.status) else 0]
+    # AUBE-03: a read that failed (no answer, a 5xx, a 429) is a read not done. AUBE-08: the host
+    # remembers when the read began, as the source's last_read does: a round's read, waiting for
+    # last_read + the cadence, is never refused then as too soon by the length of the last request.
+    view.recent[item.url] = [result.t_start or t_end, item.purpose, item.source_id, 1 if was_read(result.status) else 0]
     return out
 
 

@@ -1,4 +1,5 @@
-"""`heed conformance --bot BOT|PROFILE [--rule ID]... [--json]`: the promise suite for one bot.
+"""`heed conformance --bot BOT|PROFILE [--rule ID]... [--json] [--engine embedded|aws]`: the promise suite
+for one bot, on either engine.
 
 ``register(subparsers)`` adds the command to the `heed` parser. Exit 0 when every rule holds,
 1 when one does not (or could not be proven), 2 for a mistake in the command or the profile
@@ -35,6 +36,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--rule", action="append", metavar="ID",
                    help="only this rule, e.g. AUBE-09, or a family, e.g. COMMON (repeatable)")
     p.add_argument("--json", action="store_true", help="one JSON document instead of the table")
+    p.add_argument("--engine", choices=("embedded", "aws"), default="aws",
+                   help="what runs the scenarios: aws (default: the real Lambda handlers on an in-process AWS, as "
+                        "deployed) or embedded (the engine of heed serve, on SQLite)")
     p.set_defaults(func=cmd_conformance)
 
 
@@ -75,7 +79,7 @@ def select(rules: Sequence[Rule], wanted: Sequence[str] | None) -> list[Rule]:
 
 
 def run(ref: str, rule_ids: Sequence[str] | None = None,
-        progress: Callable[[str], None] | None = None) -> Report:
+        progress: Callable[[str], None] | None = None, engine: str = "aws") -> Report:
     """Check ``ref``'s profile against its bot's promises; the report of every rule chosen."""
     from heed_core.profile import ProfileError, load_profile
 
@@ -90,7 +94,7 @@ def run(ref: str, rule_ids: Sequence[str] | None = None,
         raise _Mistake(str(exc)) from exc
     warn_identity(ref, profile)
     rules, scenarios = catalogue(bot)
-    return judge(bot, ref, profile, select(rules, rule_ids), scenarios, progress)
+    return judge(bot, ref, profile, select(rules, rule_ids), scenarios, progress, engine=engine)
 
 
 def _progress(line: str) -> None:
@@ -102,7 +106,7 @@ def _progress(line: str) -> None:
 def cmd_conformance(args: argparse.Namespace) -> int:
     from heed.conformance.report import as_json, as_table
 
-    report = run(args.bot, args.rule, _progress)
+    report = run(args.bot, args.rule, _progress, engine=args.engine)
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
     print(as_json(report) if args.json else as_table(report))

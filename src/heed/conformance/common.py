@@ -110,10 +110,7 @@ def _play_common(b: Bench) -> Output:
     stack.round(START, [reach.kind])
     moved_ip = moved.split("//", 1)[1].rsplit(":", 1)[0]
     before = stack.stored_text().count(moved_ip)
-    import boto3
-
-    s3 = boto3.session.Session(region_name="eu-west-1").client("s3")
-    b.extra["purge"] = purge_domain(stack.operator, moved_ip, s3=s3, bucket=stack.run.res.bucket, now=stack.now)
+    b.extra["purge"] = purge_domain(stack.operator, moved_ip, texts=stack.texts, now=stack.now)
     b.extra["moved_items_before"] = before
     b.extra["moved_host"] = moved_ip
     return stack.finish()

@@ -27,7 +27,7 @@ def as_table(report: Report, width: int | None = None) -> str:
     counts = {k: sum(1 for v in report.verdicts if v.result == k) for k in _MARK}
     extends = "" if report.profile == report.bot else f" (profile {report.profile}, extends {report.bot})"
     lines = [f"heed conformance: {report.bot}{extends}: {len(report.verdicts)} rules, {counts['pass']} pass, "
-             f"{counts['fail']} fail, {counts['error']} error, in {report.seconds:.1f} s", "",
+             f"{counts['fail']} fail, {counts['error']} error, in {report.seconds:.1f} s (engine {report.engine})", "",
              f"{'RULE':<12} {'RESULT':<6} SENTENCE / EVIDENCE"]
     pad = " " * left
     for v in report.verdicts:
@@ -49,7 +49,8 @@ def as_table(report: Report, width: int | None = None) -> str:
 
 def as_json(report: Report) -> str:
     doc: dict[str, Any] = {
-        "bot": report.bot, "profile": report.profile, "passed": report.passed, "seconds": round(report.seconds, 2),
+        "bot": report.bot, "profile": report.profile, "engine": report.engine, "passed": report.passed,
+        "seconds": round(report.seconds, 2),
         "rules": [{"id": v.rule.id, "sentence": v.rule.sentence, "keys": list(v.rule.keys), "result": v.result,
                    "evidence": v.evidence, "scenarios": list(v.scenarios), "deployment": v.rule.deployment}
                   for v in report.verdicts],

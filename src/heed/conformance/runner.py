@@ -19,7 +19,7 @@ from heed_core.work import Source
 
 from heed.conformance.model import Proof, Rule, Scenario, Seen
 from heed.conformance.sites import Sites
-from heed.conformance.stack import Output, Stack, derive
+from heed.conformance.stack import EmbeddedStack, Output, Stack, derive
 
 __all__ = ["Bench", "Report", "ScenarioFailed", "Verdict", "judge"]
 
@@ -29,11 +29,13 @@ class ScenarioFailed(Exception):
 
 
 class Bench:
-    """What a scenario's ``play`` works with: its sites, the user's profile, a stack."""
+    """What a scenario's ``play`` works with: its sites, the user's profile, a stack (on the
+    ``engine`` the run was asked for: ``aws``, the real handlers on moto, or ``embedded``)."""
 
-    def __init__(self, profile: Profile, scale: float, workdir: Path) -> None:
+    def __init__(self, profile: Profile, scale: float, workdir: Path, engine: str = "aws") -> None:
         self.profile = profile
         self.scale = scale
+        self.engine = engine
         self.sites = Sites()
         self.extra: dict[str, Any] = {}
         self.stacks: list[Stack] = []
@@ -45,7 +47,8 @@ class Bench:
 
     def stack(self, profile: Profile, sources: Sequence[Source], start: float, patience_s: float = 3.0) -> Stack:
         out = self._workdir / f"run{len(self.stacks)}"
-        stack = Stack(profile, sources, out, start, resolver=self.sites.resolver, patience_s=patience_s)
+        kind = EmbeddedStack if self.engine == "embedded" else Stack
+        stack = kind(profile, sources, out, start, resolver=self.sites.resolver, patience_s=patience_s)
         self.stacks.append(stack)
         return stack
 
@@ -61,6 +64,7 @@ class _Runs:
     scenarios: Mapping[str, Scenario]
     workdir: Path
     progress: Callable[[str], None] | None = None
+    engine: str = "aws"
     seen: dict[str, Seen] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     read: list[str] = field(default_factory=list)  # the scenarios the current rule has read
@@ -77,7 +81,7 @@ class _Runs:
     def _play(self, sc: Scenario) -> Seen:
         if self.progress is not None:
             self.progress(f"scenario {sc.name}: {sc.about}")
-        bench = Bench(self.profile, sc.scale, self.workdir / sc.name)
+        bench = Bench(self.profile, sc.scale, self.workdir / sc.name, self.engine)
         t0 = time.monotonic()
         try:
             out: Output = sc.play(bench)
@@ -111,6 +115,7 @@ class Report:
     verdicts: list[Verdict]
     seconds: float
     scenarios: list[Seen]
+    engine: str = "aws"  # what ran the scenarios: aws (the handlers on moto) or embedded
 
     @property
     def passed(self) -> bool:
@@ -118,11 +123,12 @@ class Report:
 
 
 def judge(bot: str, ref: str, profile: Profile, rules: Sequence[Rule], scenarios: Mapping[str, Scenario],
-          progress: Callable[[str], None] | None = None) -> Report:
-    """Every rule's verdict; each scenario is played at most once, when a rule first needs it."""
+          progress: Callable[[str], None] | None = None, engine: str = "aws") -> Report:
+    """Every rule's verdict; each scenario is played at most once, when a rule first needs it,
+    on ``engine``."""
     t0 = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix=f"heed-conformance-{profile.name}-"))
-    runs = _Runs(profile, bot, scenarios, workdir, progress)
+    runs = _Runs(profile, bot, scenarios, workdir, progress, engine=engine)
     verdicts = []
     try:
         for rule in rules:
@@ -148,4 +154,4 @@ def judge(bot: str, ref: str, profile: Profile, rules: Sequence[Rule], scenarios
             verdicts.append(Verdict(rule, result, proof.text(), time.monotonic() - r0, tuple(runs.read)))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return Report(bot, ref, verdicts, time.monotonic() - t0, list(runs.seen.values()))
+    return Report(bot, ref, verdicts, time.monotonic() - t0, list(runs.seen.values()), engine)

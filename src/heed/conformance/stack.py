@@ -1,4 +1,5 @@
-"""One bot's stack driven round by round for a scenario: the real handlers on moto (LocalRun).
+"""One bot's stack driven round by round for a scenario: the real handlers on moto (``Stack``: LocalRun),
+or the embedded engine on a throwaway SQLite database (``EmbeddedStack``: EmbeddedRun).
 
 ``round(t)`` fires the scheduler at simulated time ``t`` and drains the queue; ``advance_to(t)``
 moves the clock, letting deferred work (retries, gaps) come due on the way as the real queue
@@ -17,10 +18,11 @@ from typing import Any
 from heed_core.profile import Profile, deep_merge, validate
 from heed_core.work import Source
 
+from heed.local.embedded import EmbeddedRun
 from heed.local.runtime import REGION, LocalRun
 from heed.outputs import read_jsonl, read_summary
 
-__all__ = ["Output", "Stack", "derive", "sim_time"]
+__all__ = ["EmbeddedStack", "Output", "Stack", "derive", "sim_time"]
 
 # The waits a shape scales (the clock-skew margin is part of every gap, so it scales with them).
 _DURATIONS = ("min_delay_s", "crawl_delay_cap_s", "round_spacing_s", "round_spacing_jitter_s", "clock_skew_margin_s")
@@ -104,6 +106,13 @@ class Stack:
 
         return operator_store()
 
+    @property
+    def texts(self) -> Any:
+        """The page texts kept (``heed_aws.operator.TextBucket``: what a purge deletes)."""
+        from heed_aws.operator_store import S3Texts
+
+        return S3Texts(self._clients()[1], self.run.res.bucket)
+
     def round(self, t: float, tasks: Sequence[str] | None = None) -> None:
         """Fire the scheduler at ``t`` (the profile's tasks unless named) and drain the queue."""
         self.advance_to(t)
@@ -173,3 +182,51 @@ def _readable(value: Mapping[str, Any]) -> Any:
         except (zlib.error, UnicodeDecodeError):
             return repr(value["B"])
     return value
+
+
+@dataclass
+class EmbeddedStack(Stack):
+    """The same scenario on the embedded engine (heed_embedded), its database a throwaway (a
+    simulated clock never touches a state directory)."""
+
+    run: EmbeddedRun = field(init=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        self.run = EmbeddedRun(self.profile, list(self.sources), start=self.start, until=self.start,
+                               out_dir=self.out_dir, allow_private=True, patience_s=self.patience_s,
+                               resolver=self.resolver)
+        self.run.setup()
+        self._open = True
+
+    @property
+    def store(self) -> Any:
+        return self.run.store
+
+    @property
+    def operator(self) -> Any:
+        """The operator's side of the same database (sources, blocks, purges): one store does both."""
+        return self.run.store
+
+    @property
+    def texts(self) -> Any:
+        return self.run.texts
+
+    def finish(self) -> Output:
+        try:
+            texts, stored = self.bucket_texts(), self.stored_text()
+            self.run._export()
+            self.run.out.close({"bot": self.profile.name, "engine": "embedded", "rounds": self.run.rounds,
+                                "invocations": self.run.invocations})
+        finally:
+            self.close()
+        d = self.out_dir
+        summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+        return Output(_jsonl(d / "requests.jsonl"), _jsonl(d / "items.jsonl"), _jsonl(d / "skips.jsonl"),
+                      summary, texts, stored)
+
+    def bucket_texts(self) -> dict[str, list[str]]:
+        return self.run.texts.all_versions()
+
+    def stored_text(self) -> str:
+        """Every row, as the DynamoDB item it would be (``SqliteStore.dump``), to search."""
+        return str(self.run.store.dump())

@@ -96,8 +96,6 @@ def _changing(hit: Hit) -> str:
 
 
 def _play_week(b: Bench) -> Output:
-    import boto3
-
     from heed_aws.operator import purge_domain
 
     s = b.sites
@@ -121,9 +119,7 @@ def _play_week(b: Bench) -> Output:
         if t >= SAT and "report" not in b.extra:  # the municipality asks us to stop and to delete
             b.extra["kept_before"] = stack.bucket_texts()
             stack.store.block_domain("wijkdorp.test", "gemeente Wijkdorp: stoppen en alles verwijderen")
-            s3 = boto3.session.Session(region_name="eu-west-1").client("s3")
-            b.extra["report"] = purge_domain(stack.operator, "wijkdorp.test", s3=s3, bucket=stack.run.res.bucket,
-                                             now=stack.now)
+            b.extra["report"] = purge_domain(stack.operator, "wijkdorp.test", texts=stack.texts, now=stack.now)
             b.extra["still_blocked"] = stack.store.blocked(s.base("wijkdorp"))
         stack.round(t, ["subsidy"])
     b.extra["rounds"] = times

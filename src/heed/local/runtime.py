@@ -113,8 +113,9 @@ class LambdaContext:
 
 class Output:
     """requests.jsonl, items.jsonl, skips.jsonl and summary.json under ``--out``. A run on a
-    simulated clock (``simulated``) marks every record so (``clock: "simulated"``, with ``wall``:
-    the machine's time when it was written), so no one reads its times for a site's log's."""
+    simulated clock (``simulated``) marks every request and skip so (``clock: "simulated"``, with
+    ``wall``: the machine's time when it was written), and its summary, so no one reads its times
+    for a site's log's."""
 
     def __init__(self, out_dir: Path, *, simulated: bool = False) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -143,7 +144,7 @@ class Output:
             self.counts["kind"][detail_type] += 1
 
     def _write(self, name: str, record: dict[str, Any]) -> None:
-        if self.simulated:
+        if self.simulated and name != "items":  # (a result's record is the bot's product: kept as it is)
             record = {**record, "clock": "simulated", "wall": round(time.time(), 3)}
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         with self.lock:
