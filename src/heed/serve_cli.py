@@ -88,27 +88,20 @@ def open_embedded(path: Path, *, create: bool, bot: str | None = None) -> Any:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from heed_core.errors import ConfigError, HeedError
-    from heed_core.profile import ProfileError, load_profile
+    from heed_core.profile import load_profile
 
     from heed_aws.operator import import_sources
 
     from heed_embedded.serve import ServeOptions, serve
-    from heed_embedded.state import StateError
 
     from heed.botcheck import warn_identity
-    from heed.local.sources import SourcesError, load_source_file
+    from heed.local.sources import load_source_file
 
-    def fail(message: str) -> int:
-        print(f"heed: error: serve: {message}", file=sys.stderr)
-        return 2
-
-    try:
-        profile = load_profile(args.bot)
-        sources = load_source_file(Path(args.sources), profile) if args.sources else None
-        state = open_embedded(Path(args.state), create=True, bot=profile.name)
-    except (ProfileError, SourcesError, StateError) as exc:
-        return fail(str(exc))
+    # Every mistake (a profile, a sources file, a state directory) is a HeedError: heed.cli.main
+    # tells it in one line, `heed serve: ...`, exit 2; the database refusing (a full disk) exit 1.
+    profile = load_profile(args.bot)
+    sources = load_source_file(Path(args.sources), profile) if args.sources else None
+    state = open_embedded(Path(args.state), create=True, bot=profile.name)
     warn_identity(args.bot, profile)
     try:
         with state.serve_lock():
@@ -122,12 +115,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
                                 patience_s=patience, allow_private=args.allow_private, quiet=args.quiet,
                                 grace_s=args.grace)
             summary = serve(profile, state, opts)
-    except StateError as exc:
-        return fail(str(exc))
-    except ConfigError as exc:
-        return fail(str(exc))
-    except HeedError as exc:  # the database refused (a full disk, a damaged file): the machine's, in one line
-        return fail(str(exc))
     finally:
         state.close()
     if summary.get("cut"):

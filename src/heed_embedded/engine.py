@@ -233,9 +233,11 @@ class Engine:
     def recover(self, released: list[tuple[str, str]]) -> list[str]:
         """The hosts of tokens a dead process held (``WorkQueue.release``: (host, owner)), made safe
         before their tokens' turns run again: a host that token held may have had a request in
-        flight when the process died, so its next request waits ``recovery_hold`` from now; a
-        drain it had begun is over (its transaction died with it): its outbox is drained at once
-        by the next turn. Returns the hosts changed."""
+        flight when the process died, so its next request waits ``recovery_hold`` from now, twice
+        as long each time the host is recovered again with no commit in between (a page whose
+        request kills the process is not asked again at every restart: at most every visibility
+        timeout, as SQS would hand it out); a drain it had begun is over (its transaction died
+        with it): its outbox is drained at once by the next turn. Returns the hosts changed."""
         now = self.clock.now()
         changed = []
         for host, owner in released:
@@ -246,7 +248,9 @@ class Engine:
                 view = HostView.from_record(rec)
                 touched = False
                 if view.owner == owner and view.lease_until > now:
-                    hold = now + recovery_hold(self.profile, view, now)
+                    again = self._recovered(host, rec.version)
+                    base = recovery_hold(self.profile, view, now)
+                    hold = now + min(max(base, self.queue.visibility_timeout_s), base * 2 ** again)
                     if view.pacing.next_allowed < hold:
                         view.pacing = replace(view.pacing, next_allowed=hold)
                         touched = True
@@ -256,11 +260,24 @@ class Engine:
                 if not touched:
                     break
                 if self.store.update_host_state(host, rec.version, view.state_blob(now)):
+                    self._note_recovery(host, rec.version + 1, now)
                     changed.append(host)
                     break
         if changed:
             self.log("recovered", {"hosts": changed, "why": "their tokens were held by a process that is gone"})
         return changed
+
+    def _recovered(self, host: str, version: int) -> int:
+        """How often the host was recovered before with no commit since (0: not)."""
+        with self.db.read("recoveries") as c:
+            row = c.execute("SELECT n, v FROM recoveries WHERE host = ?", (host,)).fetchone()
+        return int(row[0]) if row is not None and int(row[1]) >= version else 0
+
+    def _note_recovery(self, host: str, version: int, now: float) -> None:
+        with self.db.write("recoveries") as c:
+            row = c.execute("SELECT n, v FROM recoveries WHERE host = ?", (host,)).fetchone()
+            n = int(row[0]) + 1 if row is not None and int(row[1]) >= version - 1 else 1
+            c.execute("INSERT OR REPLACE INTO recoveries (host, n, v, at) VALUES (?, ?, ?, ?)", (host, n, version, now))
 
     def close(self) -> None:
         self.db.close()

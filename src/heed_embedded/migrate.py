@@ -14,12 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from heed_core.errors import ConfigError
+
 from heed_embedded.db import Database
 
 __all__ = ["MigrationError", "migrate_format_1"]
 
 
-class MigrationError(Exception):
+class MigrationError(ConfigError):
     """A file of the old format that cannot be read: one line, naming the file and the line."""
 
 

@@ -250,7 +250,7 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
     engine.store.prune(started)
     engine.queue.prune(started)
     state.set("profile", json.loads(json.dumps(profile.data, default=str)))
-    tasks = sorted({s.task for s in profile.schedules})
+    tasks: list[str] = sorted({s.task for s in profile.schedules})
     if opts.once or engine.store.get_meta(META_KEY) is None:
         engine.tick(tasks=tasks, now=engine.round_time())  # --once, or the very first start: a round of each task
     else:

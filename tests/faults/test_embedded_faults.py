@@ -1,0 +1,369 @@
+"""tests/faults, on the embedded engine: each fault alone, judged from the sites' logs and the events
+table by the same invariants (``check``: each URL fetched once, or the documented bounded refetch;
+no result lost or doubled; no gap shorter than the host's gap).
+
+A fault is a port's method (the store's, the queue's, the results') that raises before it runs:
+``Crash`` (a BaseException, as the process dying on the spot: nothing after it in that turn runs,
+the tokens it held stay held, and the "restart" hands them back, as ``heed serve`` does after a
+SIGKILL), ``TransientError`` (the database busy past its timeout), or a call of its own."""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from heed_core.crawl import ROTATE_AT
+from heed_core.errors import TransientError
+from heed_core.ports import SystemClock
+from heed_core.profile import Profile
+
+from heed_embedded.db import Database
+from heed_embedded.engine import Engine
+from heed_embedded.results import FileJournal, events_since
+from heed_embedded.service import process_batch
+
+from tests.faults.conftest import GAP, FaultWeb, profile
+
+
+class Crash(BaseException):
+    """The process dies here: nothing after it runs (not an exception a turn could catch)."""
+
+
+@dataclass
+class Fault:
+    obj: Any
+    name: str
+    action: str  # crash | busy | call
+    when: Callable[..., bool] = lambda *a, **k: True
+    times: int = 1  # -1: always
+    every: int = 1
+    call: Callable[..., None] | None = None
+    seen: int = 0
+    fired: int = 0
+
+
+@dataclass
+class Harness:
+    """The embedded engine on one database, restarted (a new session that hands back what the
+    dead one held, and makes its hosts safe) after each crash, until a run ends without one."""
+
+    tmp: Path
+    profile: Profile
+    web: FaultWeb
+    faults: list[Fault] = field(default_factory=list)
+    crashes: int = 0
+    sessions: int = 0
+
+    def __post_init__(self) -> None:
+        self.db = Database(self.tmp / "heed.db")
+        self.journal = FileJournal(self.tmp / "requests.jsonl", self.tmp / "skips.jsonl")
+        self.engine = self._engine()
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+
+    def _engine(self) -> Engine:
+        self.sessions += 1
+        return Engine(self.profile, self.db, SystemClock(), self.journal, session=f"s{self.sessions}",
+                      threads=8, allow_private=True)
+
+    def add(self, obj: Any, name: str, action: str = "crash", **kw: Any) -> Fault:
+        fault = Fault(obj, name, action, **kw)
+        self.faults.append(fault)
+        original = getattr(obj, name)
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            with self.lock:
+                fire = (fault.times < 0 or fault.fired < fault.times) and fault.when(*args, **kwargs)
+                if fire:
+                    fault.seen += 1
+                    fire = fault.seen % fault.every == 0
+                    fault.fired += fire
+            if fire:
+                if fault.action == "crash":
+                    self.crashes += 1
+                    self.stop.set()
+                    raise Crash(f"killed before {name}")
+                if fault.action == "busy":
+                    raise TransientError(f"{name}: database is locked (fault injected)")
+                assert fault.call is not None
+                fault.call(*args, **kwargs)
+            return original(*args, **kwargs)
+        setattr(obj, name, wrapped)
+        return fault
+
+    def restart(self) -> None:
+        self.engine = self._engine()
+        self.engine.recover(self.engine.queue.release())
+
+    def run(self, patience_s: float = 3.0) -> None:
+        """Turns until idle; after a crash, the restart and again, until a run ends without one."""
+        for _ in range(30):
+            self.stop = threading.Event()
+            before = self.crashes
+            self.engine.run(self.stop, until_idle=patience_s)
+            if self.crashes == before:
+                return
+            self.restart()
+        raise AssertionError("still crashing after 30 restarts")
+
+    def crawl(self, before: Callable[[Harness], None] | None = None) -> Harness:
+        self.engine.store.put_sources(self.web.sources())
+        if before is not None:
+            before(self)
+        else:
+            self.engine.tick(tasks=["feed"])
+        self.run()
+        return self
+
+    def events(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        while True:
+            batch = events_since(self.db, int(out[-1]["seq"]) if out else 0)
+            if not batch:
+                return out
+            out += batch
+
+    def skips(self) -> list[dict[str, Any]]:
+        path = self.tmp / "skips.jsonl"
+        return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.fixture
+def web() -> Iterator[FaultWeb]:
+    w = FaultWeb().start(hosts=3, articles=3)
+    yield w
+    w.stop()
+
+
+def check(web: FaultWeb, h: Harness, *, refetched: int = 0, articles: int = 3) -> None:
+    """tests/faults/conftest.check's invariants, on the events table and wall-clock gaps."""
+    log = web.log()
+    per_url = Counter(f"{r.host}{r.path}" for r in log)
+    twice = [u for u, n in per_url.items() if n > 1 and not u.endswith("/robots.txt")]
+    assert len(twice) <= refetched and all(per_url[u] <= 2 for u in twice), per_url
+    pages = {f"{s.host}/a/{i}" for s in web.servers for i in range(articles)}
+    assert pages <= set(per_url), sorted(pages - set(per_url))
+    found = h.events()
+    ids = Counter(e["id"] for e in found)
+    assert ids and max(ids.values()) == 1, [k for k, v in ids.items() if v > 1]
+    kinds = Counter(e["detail_type"] for e in found)
+    assert kinds == {"item.found": len(web.servers) * articles, "article.read": len(web.servers) * articles}, kinds
+    by_host: dict[str, list[Any]] = {}
+    for r in log:
+        by_host.setdefault(r.host, []).append(r)
+    for host, recs in by_host.items():
+        gaps = [b.t_start - a.t_end for a, b in pairwise(recs)]
+        assert min(gaps) >= GAP - 0.005, (host, gaps)
+
+
+def _host_write(web: FaultWeb, n: int, version: int) -> Callable[..., bool]:
+    host = f"http://{web.servers[n].host}"
+    return lambda h, expected, **kw: h == host and expected == version
+
+
+def test_baseline_without_faults(web: FaultWeb, tmp_path: Path) -> None:
+    h = Harness(tmp_path, profile(), web).crawl()
+    check(web, h)
+    assert all(n == 1 for n in Counter(f"{r.host}{r.path}" for r in web.log()).values())
+
+
+# --- delivery ------------------------------------------------------------------------------------
+def test_every_token_delivered_twice_and_out_of_order(web: FaultWeb, tmp_path: Path) -> None:
+    """Every token of a round sent again, last first, as new messages (past the deduplication
+    window): the hosts remember the tokens they took in for days."""
+    def again(h: Harness) -> None:
+        sent: list[tuple[str, str, str]] = []
+        send = h.engine.queue.send_raw
+
+        def keep(messages: Any) -> int:
+            sent.extend(messages)
+            return send(messages)
+        h.engine.queue.send_raw = keep  # type: ignore[method-assign]
+        h.engine.tick(tasks=["feed"])
+        h.run()
+        before = (len(web.log()), len(h.events()))
+        assert sent
+        send([(g, f"again-{n}-{d}", b) for n, (g, d, b) in enumerate(reversed(sent))])
+        h.run()
+        assert (len(web.log()), len(h.events())) == before
+
+    check(web, Harness(tmp_path, profile(), web).crawl(again))
+
+
+# --- crashes ---------------------------------------------------------------------------------------
+def test_a_crash_before_the_commit_refetches_that_page_once_after_the_gap(web: FaultWeb, tmp_path: Path) -> None:
+    # GIVEN the process dies right before the commit that follows the feed's request on one host
+    # (the claim is version 1, robots.txt's commit 2, the feed's 3)
+    h = Harness(tmp_path, profile(), web)
+    fault = h.add(h.engine.store, "write_host", when=_host_write(web, 0, 2))
+    h.crawl()
+    assert fault.fired == 1
+    # THEN that feed was read twice (the documented refetch), everything else once, every result
+    # once; the second read came after the host's gap, counted from the restart
+    check(web, h, refetched=1)
+    reads = [r for r in web.servers[0].log() if r.path == "/feed.xml"]
+    assert len(reads) == 2 and reads[1].t_start - reads[0].t_end >= GAP
+
+
+def test_a_crash_after_the_commit_and_before_the_ack_refetches_nothing(web: FaultWeb, tmp_path: Path) -> None:
+    h = Harness(tmp_path, profile(), web)
+    fault = h.add(h.engine.queue, "delete", times=2)
+    h.crawl()
+    assert fault.fired == 2
+    check(web, h)
+
+
+def test_a_crash_in_the_drain_rolls_it_back_and_loses_no_result(web: FaultWeb, tmp_path: Path) -> None:
+    # GIVEN the process dying while its batches' outboxes leave (the events, mid-transaction)
+    h = Harness(tmp_path, profile(), web)
+    fault = h.add(h.engine.results, "emit_many", times=2)
+    h.crawl()
+    assert fault.fired == 2
+    # THEN the next turn of each host drains its outbox before deciding: nothing lost or doubled
+    check(web, h)
+
+
+def test_a_crash_in_a_tick_sends_nothing_and_the_next_sends_each_host_once(web: FaultWeb, tmp_path: Path) -> None:
+    def ticks(h: Harness) -> None:
+        fault = h.add(h.engine.queue, "send_raw", times=1)
+        with pytest.raises(Crash):
+            h.engine.tick(tasks=["feed"])
+        assert fault.fired == 1 and h.engine.queue.counts()["ready"] == 0  # the tick's transaction rolled back
+        h.engine.tick(tasks=["feed"])
+
+    h = Harness(tmp_path, profile(), web).crawl(ticks)
+    check(web, h)
+    assert Counter(r.host for r in web.log() if r.path == "/feed.xml") == {s.host: 1 for s in web.servers}
+
+
+# --- a busy database ----------------------------------------------------------------------------------
+def test_a_busy_database_on_a_share_of_calls_costs_the_sites_nothing(web: FaultWeb, tmp_path: Path) -> None:
+    h = Harness(tmp_path, profile(), web)
+    for obj, name, every in ((h.engine.store, "read_turn_hosts", 3), (h.engine.store, "write_host", 9),
+                             (h.engine.store, "write_drained", 3)):
+        h.add(obj, name, "busy", times=-1, every=every)
+    h.crawl()
+    assert sum(f.fired for f in h.faults) >= 3
+    # THEN a turn that met a busy database is tried again later and not charged
+    assert not [s for s in h.skips() if s["reason"] == "processing_failed"]
+    check(web, h, refetched=len(web.servers) * 4)
+
+
+def test_another_process_holding_the_write_lock_is_waited_for(web: FaultWeb, tmp_path: Path) -> None:
+    # GIVEN another process (an operator's command) holding the database's write lock for 1.5 s mid-crawl
+    h = Harness(tmp_path, profile(), web)
+    held = threading.Event()
+
+    def hold() -> None:
+        time.sleep(0.4)
+        other = sqlite3.connect(str(tmp_path / "heed.db"), isolation_level=None, timeout=30)
+        other.execute("BEGIN IMMEDIATE")
+        held.set()
+        time.sleep(1.5)
+        other.execute("COMMIT")
+        other.close()
+    t = threading.Thread(target=hold)
+    t.start()
+    h.crawl()
+    t.join()
+    # THEN the crawl waited for it: no error, nothing lost, nothing asked twice
+    assert held.is_set()
+    check(web, h)
+    assert not [s for s in h.skips() if s["reason"] == "processing_failed"]
+
+
+def test_a_text_store_failure_keeps_nothing_half_written(web: FaultWeb, tmp_path: Path) -> None:
+    p = profile(tasks={"feed": {"article_followup": {"mode": "short_summary", "summary_shorter_than": 600,
+                                                     "once_ever": True, "keep_text": True,
+                                                     "per_source_per_window": 10, "total_per_window": 100,
+                                                     "window_s": 900}}})
+    h = Harness(tmp_path, p, web)
+    fault = h.add(h.engine.results, "store_text", "busy", times=2)
+    h.crawl()
+    assert fault.fired == 2
+    check(web, h, refetched=2)
+    assert all("text_key" in e for e in h.events() if e["detail_type"] == "article.read")
+
+
+# --- races, poison, dead letters ----------------------------------------------------------------------
+def test_two_turns_racing_on_one_host_never_overlap(web: FaultWeb, tmp_path: Path) -> None:
+    """A token handed out twice at once (its copies in other groups), worked on side by side."""
+    def race(h: Harness) -> None:
+        e = h.engine
+        e.tick(tasks=["feed"])
+        first = e.queue.receive(1, "racer")
+        e.queue.send_raw([(f"copy-{n}", f"copy-{n}-{time.time()}", first[0].body) for n in range(3)])
+        got = e.queue.receive(10, "racer")
+        copies = [m for m in got if m.group.startswith("copy-")]
+        e.queue.hide([(m.receipt, 0.0) for m in got if m not in copies])  # the other hosts' tokens: back at once
+        threads = [threading.Thread(target=process_batch, args=([m], e.crawler, e.queue, e.store, e.results,
+                                                                 e.journal, e.db)) for m in first + copies]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    h = Harness(tmp_path, profile(), web).crawl(race)
+    check(web, h)
+    for s in web.servers:
+        log = s.log()
+        assert all(b.t_start >= a.t_end for a, b in pairwise(log)), "two requests in flight to one host"
+
+
+def test_poison_and_undecodable_messages_are_set_aside_with_a_reason(web: FaultWeb, tmp_path: Path) -> None:
+    host = f"http://{web.servers[0].host}"
+
+    def poison(h: Harness) -> None:
+        h.engine.queue.send_raw([(f"p{n}", f"p{n}", body) for n, body in enumerate(
+            ["not json", json.dumps({"host": "nowhere"}),
+             json.dumps({"v": 2, "host": host, "tok": "bad", "items": [{"u": host + "/x"}]})])])
+        h.engine.tick(tasks=["feed"])
+
+    h = Harness(tmp_path, profile(), web).crawl(poison)
+    reasons = Counter(s["reason"] for s in h.skips())
+    assert reasons["bad_token"] == 2 and reasons["bad_work_item"] == 1
+    check(web, h)
+    with h.db.read() as c:
+        assert c.execute("SELECT max(receives) FROM dead").fetchone()[0] is None  # nothing went dead
+    assert ROTATE_AT < h.engine.queue.max_receive_count
+
+
+def test_a_token_that_keeps_failing_is_charged_then_dead_lettered_and_redriven(web: FaultWeb,
+                                                                                tmp_path: Path) -> None:
+    # GIVEN one host whose turns fail for good (a bug), and a queue that gives a token up after 10
+    # receives (above what a sound host's token needs here: five requests, a receive each, and a few
+    # deferrals)
+    h = Harness(tmp_path, profile(), web)
+    h.engine.queue.max_receive_count = 10
+    bad = f"http://{web.servers[0].host}"
+    turn = h.engine.crawler.host_turn
+
+    def failing(token: Any, snapshot: Any = None) -> Any:
+        if token.host == bad and h.faults[0].fired < 12:
+            h.faults[0].fired += 1
+            raise RuntimeError("a bug in a turn")
+        return turn(token, snapshot)
+    h.faults.append(Fault(h.engine.crawler, "host_turn", "call"))
+    h.engine.crawler.host_turn = failing  # type: ignore[method-assign]
+    h.crawl()
+    # THEN its work item was charged and given up (processing_failed), never looping; or its token
+    # went to the dead-letter table, from which a redrive brings it back
+    reasons = Counter(s["reason"] for s in h.skips())
+    dead = h.engine.queue.dead_letters()
+    assert reasons["processing_failed"] >= 1 or dead, (reasons, dead)
+    assert [r.path for r in web.servers[0].log()] in ([], ["/robots.txt"], ["/robots.txt", "/feed.xml"])
+    if dead:
+        moved = h.engine.queue.redrive()
+        assert [m["group"] for m in moved] == [bad] and h.engine.queue.dead_letters() == []
+    # AND the sound hosts were crawled to the end, untouched by the bad one
+    for server in web.servers[1:]:
+        assert {f"/a/{i}" for i in range(3)} <= {r.path for r in server.log()}
