@@ -31,6 +31,7 @@ SIZES = {  # name: (hosts, requests per host, delay d in seconds)
     "smoke": (10, 5, 1.0),
     "200x10": (200, 10, 1.0),
     "1000x5": (1000, 5, 2.0),
+    "10000x3": (10000, 3, 2.0),
 }
 LATENCY_S = 0.02
 
@@ -141,10 +142,11 @@ def _run_side(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def run_size(name: str, hosts_n: int, pages: int, delay: float, sides: list[str]) -> dict[str, Any]:
+def run_size(name: str, hosts_n: int, pages: int, delay: float, sides: list[str], engine: str = "aws",
+             workers: int = 0) -> dict[str, Any]:
     hosts = {h.ip: h for h in make_hosts(hosts_n, pages, delay)}
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    out: dict[str, Any] = {"size": name, "hosts": hosts_n, "pages": pages, "delay": delay}
+    out: dict[str, Any] = {"size": name, "hosts": hosts_n, "pages": pages, "delay": delay, "engine": engine}
     with tempfile.TemporaryDirectory() as tmp:
         log_path = Path(tmp) / "web.jsonl"
         web = subprocess.Popen([_python(), str(HERE / "fixture_web.py"), "--hosts", str(hosts_n), "--pages",
@@ -164,9 +166,11 @@ def run_size(name: str, hosts_n: int, pages: int, delay: float, sides: list[str]
         try:
             args = ["--hosts", str(hosts_n), "--pages", str(pages), "--delay", str(delay)]
             for side in sides:
-                script = {"heed": "heed_side.py", "scrapy": "scrapy_side.py"}[side]
+                script = {"heed": "embedded_side.py" if engine == "embedded" else "heed_side.py",
+                          "scrapy": "scrapy_side.py"}[side]
+                extra = ["--workers", str(workers)] if side == "heed" and engine == "embedded" and workers else []
                 t0 = time.monotonic()
-                result = _run_side([_python(), str(HERE / script), *args], env)
+                result = _run_side([_python(), str(HERE / script), *args, *extra], env)
                 result["process_wall_s"] = time.monotonic() - t0
                 result["site"] = site_view(dump(), hosts, delay).__dict__
                 out[side] = result
@@ -184,7 +188,8 @@ def _fmt(v: float, unit: str = "", digits: int = 2) -> str:
 def report(res: dict[str, Any]) -> str:
     lines = [f"== {res['size']}: {res['hosts']} hosts x {res['pages']} requests, d = {res['delay']} s "
              f"(every 4th host Crawl-delay {2 * res['delay']:g} s), latency {LATENCY_S * 1000:.0f} ms"]
-    rows = [("", "heed", "scrapy")]
+    engine = res.get("engine", "aws")
+    rows = [("", f"heed ({engine})", "scrapy")]
 
     def both(label: str, f: Any) -> None:
         rows.append((label, *(f(res[s]) if s in res else "-" for s in ("heed", "scrapy"))))
@@ -201,7 +206,15 @@ def report(res: dict[str, Any]) -> str:
     width = [max(len(str(r[i])) for r in rows) for i in range(3)]
     lines += ["  ".join(str(c).ljust(width[i]) for i, c in enumerate(r)) for r in rows]
     h = res.get("heed")
-    if h:
+    if h and engine == "embedded":
+        lines.append(f"Heed: `{h['command']}` ({h['workers']} processes x {h['threads']} threads), wall "
+                     f"{h['wall_s']:.1f} s from start to exit, {h['events']} events, {h['left']} tokens left, "
+                     f"{h['failures']} failures")
+        if "scrapy" in res:
+            ratio = (h["cpu_s"] / max(1, h["site"]["requests"])) / max(
+                1e-9, res["scrapy"]["cpu_s"] / max(1, res["scrapy"]["site"]["requests"]))
+            lines.append(f"Heed's CPU per page / Scrapy's: {ratio:.2f}")
+    elif h:
         pages = max(1, h["requests"])
         calls = Counter(h["calls"])
         poll = calls.pop("sqs.ReceiveMessage", 0)
@@ -223,8 +236,13 @@ def report(res: dict[str, Any]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", action="append", choices=sorted(SIZES) + ["all"],
-                    help="smoke (default), 200x10, 1000x5 or all; may be repeated")
+                    help="smoke (default), 200x10, 1000x5, 10000x3 or all; may be repeated")
     ap.add_argument("--side", action="append", choices=["heed", "scrapy"], help="default: both")
+    ap.add_argument("--engine", choices=["aws", "embedded"], default="aws",
+                    help="heed's side: aws (heed local run's AWS-fidelity path, the real handlers on moto; "
+                         "the default, and what --cost-inputs measures) or embedded (`heed serve --once` on "
+                         "SQLite, the command a user runs, timed from outside)")
+    ap.add_argument("--workers", type=int, default=0, help="--engine embedded: heed serve --workers N")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     ap.add_argument("--cost-inputs", metavar="FILE",
                     help="write what `heed cost` reads: Heed's per-page figures of the largest size run")
@@ -239,12 +257,14 @@ def main() -> None:
           f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}")
     results = []
     for name in sizes:
-        res = run_size(name, *SIZES[name], sides)
+        res = run_size(name, *SIZES[name], sides, args.engine, args.workers)
         results.append(res)
         print(report(res), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     if args.cost_inputs:
+        if args.engine != "aws":
+            raise SystemExit("bench: --cost-inputs measures the aws engine (the handlers as Lambda runs them)")
         runs = [r for r in results if "heed" in r]
         if not runs:
             raise SystemExit("bench: --cost-inputs needs the heed side")
