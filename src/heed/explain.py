@@ -186,22 +186,21 @@ def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str,
 
 
 def _history(target: Target, url: str, also: str = "") -> list[dict[str, Any]]:
-    """A state directory's runs: their records of the URL (requests, skips, results), oldest
-    first, from every run whose output folder is still there."""
+    """A state directory's records of the URL (requests, skips, results), oldest first: its own
+    append-only logs, which hold every run and every `heed serve` since it was made."""
     if target.local is None:
         return []
-    manifest = target.local.manifest
-    outs = manifest.get("outs") or ([manifest["last_out"]] if manifest.get("last_out") else [])
-    from heed.outputs import OutputError, read_records
+    from heed.outputs import OutputError, read_jsonl
 
+    st = target.local
     found = []
-    for out_dir in outs:
+    for kind, path in (("request", st.requests_log), ("skip", st.skips_log), ("item", st.events_log)):
         try:
-            for kind, rec in read_records(Path(out_dir), ("requests", "skips", "items"), strict=False):
+            for rec in read_jsonl(path, strict=False):
                 if rec.get("url") in (url, also or url):
                     found.append({"record": kind, **rec})
         except OutputError:
-            continue  # a run's folder gone unreadable: the others still tell
+            continue  # a log gone unreadable: the others still tell
     return found
 
 
