@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from heed.awsstack import Aws, CommandError

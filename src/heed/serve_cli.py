@@ -9,7 +9,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from heed_core.profile import Profile
 
 __all__ = ["cmd_serve", "open_embedded", "register"]
 
@@ -63,7 +66,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=cmd_serve)
 
 
-def default_patience(profile: Any) -> float:
+def default_patience(profile: Profile) -> float:
     """Every gap a round needs fits in it (as ``heed local run``'s)."""
     pol = profile.politeness
     return 5.0 + max(10.0, 2 * pol.min_delay_s, pol.round_spacing_s + pol.round_spacing_jitter_s,
