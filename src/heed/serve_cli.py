@@ -63,6 +63,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--allow-private", action="store_true",
                    help="let the fetcher reach loopback/private addresses (tests, the demo web)")
     p.add_argument("--quiet", action="store_true", help="no log line per request and skip (rounds and trouble only)")
+    p.add_argument("--json", action="store_true", help="JSON log lines on stdout (what it prints anyway)")
     p.set_defaults(func=cmd_serve)
 
 
