@@ -64,6 +64,10 @@ def register(subparsers: Any) -> None:
                    help="let the fetcher reach loopback/private addresses (tests, the demo web)")
     p.add_argument("--quiet", action="store_true", help="no log line per request and skip (rounds and trouble only)")
     p.add_argument("--json", action="store_true", help="JSON log lines on stdout (what it prints anyway)")
+    p.add_argument("--sync", choices=["full", "normal"], default="full",
+                   help="full (default): every commit on disk before it returns, a power cut loses nothing "
+                        "committed; normal: a commit survives the process (SIGKILL, a crash) but a power cut may "
+                        "undo the last ones; fewer waits for the disk")
     p.set_defaults(func=cmd_serve)
 
 
@@ -74,12 +78,12 @@ def default_patience(profile: Profile) -> float:
                      min(pol.crawl_delay_cap_s, 120.0))
 
 
-def open_embedded(path: Path, *, create: bool, bot: str | None = None) -> Any:
+def open_embedded(path: Path, *, create: bool, bot: str | None = None, synchronous: str = "FULL") -> Any:
     """The embedded state directory at ``path`` (``heed_embedded.state``), its notes (a migration)
     said on stderr; ``bot``: the directory learns whose it is, another bot's is refused."""
     from heed_embedded.state import open_state
 
-    state = open_state(path, create=create)
+    state = open_state(path, create=create, synchronous=synchronous)
     for note in state.notes:
         print(note, file=sys.stderr)
     if bot is not None:
@@ -105,7 +109,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # tells it in one line, `heed serve: ...`, exit 2; the database refusing (a full disk) exit 1.
     profile = load_profile(args.bot)
     sources = load_source_file(Path(args.sources), profile) if args.sources else None
-    state = open_embedded(Path(args.state), create=True, bot=profile.name)
+    state = open_embedded(Path(args.state), create=True, bot=profile.name, synchronous=args.sync.upper())
     warn_identity(args.bot, profile)
     try:
         with state.serve_lock():
@@ -117,7 +121,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             patience = args.patience if args.patience is not None else default_patience(profile)
             opts = ServeOptions(once=args.once, workers=args.workers, threads=max(1, args.threads),
                                 patience_s=patience, allow_private=args.allow_private, quiet=args.quiet,
-                                grace_s=args.grace)
+                                grace_s=args.grace, synchronous=args.sync.upper())
             summary = serve(profile, state, opts)
     finally:
         state.close()

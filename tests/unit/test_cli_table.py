@@ -37,6 +37,7 @@ MISTAKES = [
     (["serve", "--bot", "aubebot"], "serve", "the following arguments are required: --state"),
     (["serve", "--bot", "aubebot", "--state", "{tmp}/s.yaml"], "serve", "is a file, not a folder"),
     (["serve", "--bot", "aubebot", "--state", "{tmp}/st", "--workers", "-1"], "serve", "is not a whole number"),
+    (["serve", "--bot", "aubebot", "--state", "{tmp}/st", "--sync", "off"], "serve", "invalid choice: 'off'"),
     (["serve", "--bot", "aubebot", "--state", "{tmp}/st", "--sources", "{tmp}/nosuch.yaml"], "serve", "nosuch.yaml"),
     (["new-bot", "Bad", "--language", "it"], "new-bot", "'Bad' is not a bot name"),
     (["deploy", "--bot", "nosuch.yaml", "--stack", "s", "--dry-run"], "deploy", ""),
