@@ -39,7 +39,7 @@ wheel-check: install
 
 # The house checks itself: the core's and the AWS layer's types (mypy --strict), lint on everything (ruff).
 lint: install
-	$(VENV)/bin/mypy --strict -p heed_core -p heed_aws -p heed
+	$(VENV)/bin/mypy --strict -p heed_core -p heed_aws -p heed -p heed_embedded
 	$(VENV)/bin/ruff check .
 
 sam-check: install tools
@@ -48,7 +48,7 @@ sam-check: install tools
 test: install tools
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 	@$(if $(PYTEST_ARGS),echo "make test: the tests marked slow were left out (CI=true or SLOW=1 runs them too)",true)
-	$(VENV)/bin/mypy --strict -p heed_core -p heed_aws -p heed
+	$(VENV)/bin/mypy --strict -p heed_core -p heed_aws -p heed -p heed_embedded
 	$(VENV)/bin/ruff check .
 	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh
 	$(VENV)/bin/heed samconfig --check

@@ -26,7 +26,6 @@ from heed_core.hoststate import HostView
 from heed_core.ports import Clock, FetchResult, Transport
 from heed_core.profile import Profile
 from heed_core.robots import effective_delay
-from heed_core.robots_policy import RobotsFetchPolicy
 from heed_core.robots_step import cached_outcome
 from heed_core.store import Journal, Results
 
@@ -83,7 +82,7 @@ def recovery_hold(profile: Profile, view: HostView, now: float) -> float:
     before ``now``: counted from ``now``, the gap is never shorter (COMMON-05)."""
     p = profile.politeness
     crawl_delay = None
-    outcome = cached_outcome(view, RobotsFetchPolicy.from_mapping(profile.get("robots")), now)
+    outcome = cached_outcome(view, profile.robots_policy, now)
     if outcome is not None and outcome.robots is not None:
         crawl_delay = outcome.robots.crawl_delay(profile.robots_token)
     delay = effective_delay(p.min_delay_s, crawl_delay, p.crawl_delay_cap_s)
@@ -121,17 +120,16 @@ class Engine:
         self.queue = WorkQueue(db, clock.now, on_send=self._wake)
         self.results: Any = results or SqliteResults(db, clock.now)
         p = profile
-        agenda = p.task("agenda")
-        if agenda.get("extractor") == "bedrock" and agenda.get("bedrock_model_id"):
+        agenda = p.agenda
+        if agenda.extractor == "bedrock" and agenda.bedrock_model_id:
             raise ConfigError(f"{p.name}: tasks.agenda.extractor is bedrock, an AWS service: on one machine use "
                               "extractor: structured (or deploy the stack)")
         self.transport = transport or RequestsTransport(
             user_agent=p.user_agent, clock=clock, allow_private=allow_private,
-            connect_timeout_s=float(p.get("fetch.connect_timeout_s")),
-            read_timeout_s=float(p.get("fetch.read_timeout_s")),
-            total_deadline_s=float(p.get("fetch.total_deadline_s")), resolver=resolver, signer=signer)
+            connect_timeout_s=p.fetch.connect_timeout_s, read_timeout_s=p.fetch.read_timeout_s,
+            total_deadline_s=p.fetch.total_deadline_s, resolver=resolver, signer=signer)
         render: Callable[[str, int], FetchResult] | None = None
-        endpoint = agenda.get("render_endpoint")
+        endpoint = agenda.render_endpoint
         if endpoint:
             from heed_core.extract.render import RenderClient
 

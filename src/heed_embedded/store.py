@@ -21,7 +21,7 @@ from typing import Any
 from heed_core.hoststate import DrainMark, HostRecord, Outbox, salvage_outbox
 from heed_core.store import READ_FIELDS
 from heed_core.urls import authority, host_name, in_domain, short_hash
-from heed_core.work import Source, UrlRecord
+from heed_core.work import Source, UrlRecord, as_task_kind
 
 from heed_embedded.db import Database
 
@@ -232,7 +232,7 @@ class SqliteStore:
                     data.get("last_read") if data.get("last_read") is not None else -1.0):
                 data.update({k: v for k, v in fields.items() if k in READ_FIELDS})
         last = data.get("last_read")
-        return Source(id=source_id, url=str(data["url"]), kind=str(data["kind"]),
+        return Source(id=source_id, url=str(data["url"]), kind=as_task_kind(data["kind"]),
                       options=dict(data.get("options") or {}),
                       closed=bool(data.get("closed", False)), closed_reason=data.get("closed_reason"),
                       last_read=float(last) if last is not None else None,

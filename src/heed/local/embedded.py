@@ -74,10 +74,10 @@ class EmbeddedRun:
         self.progress = progress
         self.resolver = resolver
         p = profile
+        pol = p.politeness
         self.patience_s = patience_s if patience_s is not None else 5.0 + max(
-            10.0, 2 * float(p.get("politeness.min_delay_s")),
-            float(p.get("politeness.round_spacing_s")) + float(p.get("politeness.round_spacing_jitter_s") or 0),
-            min(float(p.get("politeness.crawl_delay_cap_s")), 120.0))
+            10.0, 2 * pol.min_delay_s, pol.round_spacing_s + pol.round_spacing_jitter_s,
+            min(pol.crawl_delay_cap_s, 120.0))
         limit = p.politeness.max_in_flight
         self.threads = max(1, threads or int(limit or 16))
         self.clock: Clock = SystemClock() if state is not None else SimClock(start)
