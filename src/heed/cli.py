@@ -8,11 +8,10 @@ import math
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from heed_core.errors import ConfigError, HeedError
 
@@ -167,121 +166,6 @@ def cmd_profile_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _operator_store(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    import boto3
-
-    from heed_aws.operator_store import DynamoOperatorStore
-
-    session = boto3.session.Session(region_name=args.region) if args.region else boto3.session.Session()
-    return DynamoOperatorStore(args.table, session.client("dynamodb")), session
-
-
-def _domain(text: str) -> str:
-    """COMMON-08: a block or purge names a domain (example.com), never a URL."""
-    from heed_core.netguard import parse_target
-
-    name = text.strip().lower().rstrip(".")
-    if not name or any(c in name for c in "/:@?#") or any(c.isspace() for c in name) \
-            or parse_target(f"http://{name}/") is None:
-        raise UsageError(f"{text!r} is not a domain name (e.g. example.com, without http:// or a path)")
-    return text
-
-
-def cmd_operator(args: argparse.Namespace) -> int:
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
-
-    from heed_core.errors import HeedError
-
-    from heed_aws.store import StoreError
-
-    if getattr(args, "domain", None) is not None:
-        _domain(args.domain)
-    try:
-        return _operator(args)
-    except NoRegionError as exc:
-        raise UsageError("no AWS region (give --region or set AWS_REGION)") from exc
-    except NoCredentialsError as exc:
-        raise UsageError("no AWS credentials (configure them as for the AWS CLI)") from exc
-    except (StoreError, ClientError) as exc:
-        cause = exc if isinstance(exc, ClientError) else exc.__cause__
-        if isinstance(cause, ClientError):
-            err: dict[str, Any] = cause.response.get("Error", {})
-            raise UsageError(f"table {args.table}: {err.get('Code')}: {err.get('Message')}") from exc
-        raise UsageError(f"table {args.table}: {exc}") from exc
-    except BotoCoreError as exc:
-        raise UsageError(f"{exc}") from exc
-    except HeedError as exc:  # the store's own kinds of error, from the botocore error behind them
-        cause = exc.__cause__
-        if isinstance(cause, NoCredentialsError):
-            raise UsageError("no AWS credentials (configure them as for the AWS CLI)") from exc
-        if isinstance(cause, NoRegionError):
-            raise UsageError("no AWS region (give --region or set AWS_REGION)") from exc
-        if isinstance(cause, ClientError):
-            err = cause.response.get("Error", {})
-            raise UsageError(f"table {args.table}: {err.get('Code')}: {err.get('Message')}") from exc
-        raise UsageError(f"{exc}") from exc
-
-
-def _operator(args: argparse.Namespace) -> int:
-    from heed_aws import operator
-
-    store, session = _operator_store(args)
-    if args.operator_command == "block":
-        store.block(args.domain, args.reason, time.time())
-        print(json.dumps({"blocked": args.domain.lower().strip("."), "reason": args.reason}))
-    elif args.operator_command == "unblock":
-        operator.unblock(store, args.domain)
-        print(json.dumps({"unblocked": args.domain.lower().strip(".")}))
-    elif args.operator_command == "blocks":
-        for domain, reason in operator.list_blocks(store):
-            print(json.dumps({"domain": domain, "reason": reason}))
-    elif args.operator_command == "purge":
-        s3 = session.client("s3") if args.bucket else None
-        report = operator.purge_domain(store, args.domain, s3=s3, bucket=args.bucket, record=True, now=time.time())
-        print(json.dumps(report.__dict__))
-    return 0
-
-
-def cmd_explain(args: argparse.Namespace, **kwargs: Any) -> int:
-    """Why did the bot fetch (or not fetch) this URL? From a stack's or a state directory's state
-    (heed.explain), or every record of it in a run's output (``--out``)."""
-    if args.stack is not None or args.state is not None:
-        if args.prefix:
-            raise UsageError("--prefix goes with --out (a run's records), not --stack or --state")
-        from heed.explain import cmd_explain_state
-
-        return cmd_explain_state(args, **kwargs)
-    if args.region or args.profile or args.bot or args.json:
-        raise UsageError("--region, --profile, --bot and --json go with --stack or --state, not --out")
-    out = Path(args.out or "heed-out")
-    if not (out / "requests.jsonl").is_file():
-        raise UsageError(f"{out}: no requests.jsonl here (run heed local run --out {out} first)")
-    from heed_core.urls import BadUrl, canonical_changes
-
-    wanted = {args.url}
-    try:
-        canon, changes = canonical_changes(args.url)
-    except BadUrl:
-        canon, changes = args.url, []
-    if changes:
-        # The run recorded the URL as it was requested: its canonical form (heed_core.urls).
-        wanted.add(canon)
-        print(json.dumps({"record": "canonical", "url": args.url, "canonical": canon, "why": changes},
-                         ensure_ascii=False))
-    from heed.outputs import read_records
-
-    found = 0
-    for kind, rec in read_records(out, ("requests", "skips", "items")):
-        if rec.get("url") in wanted or (args.prefix and str(rec.get("url", "")).startswith(args.url)):
-            print(json.dumps({"record": kind, **rec}, ensure_ascii=False))
-            found += 1
-    if not found:
-        what = "URL starting with " if args.prefix else ""
-        print(f"heed explain: no request, skip or result of {what}{args.url} in {out}", file=sys.stderr)
-        return 1
-    return 0
-
-
 def cmd_info_page(args: argparse.Namespace) -> int:
     from heed_core.profile import ProfileError, load_profile
 
@@ -358,35 +242,6 @@ def build_parser() -> argparse.ArgumentParser:
     sam.add_argument("--json", action="store_true", help="--check, --write: what was found or written, as JSON")
     sam.set_defaults(func=cmd_samconfig)
 
-    op = sub.add_parser("operator", help="a deployed bot's state: block list and purges (COMMON-08)")
-    op.add_argument("--table", required=True, help="the stack's StateTableName output")
-    op.add_argument("--region", help="AWS region (default: from the environment)")
-    op_sub = op.add_subparsers(dest="operator_command", required=True)
-    for name, text in (("block", "stop fetching from DOMAIN and its subdomains, robots.txt or not"),
-                       ("unblock", "lift a block"), ("purge", "delete everything stored from DOMAIN")):
-        cmd = op_sub.add_parser(name, help=text)
-        cmd.add_argument("domain")
-        if name == "block":
-            cmd.add_argument("--reason", default="stop requested by the site owner")
-        if name == "purge":
-            cmd.add_argument("--bucket", help="the stack's ResultsBucketName output (page texts)")
-        cmd.add_argument("--json", action="store_true", help="JSON lines (what it prints anyway)")
-        cmd.set_defaults(func=cmd_operator)
-    blocks = op_sub.add_parser("blocks", help="list the block list")
-    blocks.add_argument("--json", action="store_true", help="JSON lines (what it prints anyway)")
-    blocks.set_defaults(func=cmd_operator)
-
-    expl = sub.add_parser("explain", help="why a URL was fetched or not, and what would happen now "
-                                          "(--stack, --state), or its records in a run's output (--out)")
-    expl.add_argument("url")
-    from heed.targets import add_target_arguments
-
-    add_target_arguments(expl, out=True)
-    expl.add_argument("--bot", help="the bot's profile (default: the one the stack or state names)")
-    expl.add_argument("--json", action="store_true", help="one JSON object (--stack, --state)")
-    expl.add_argument("--prefix", action="store_true", help="--out: match every URL starting with it")
-    expl.set_defaults(func=cmd_explain)
-
     info = sub.add_parser("info-page", help="the bot's public info page, in its language and English, "
                                              "and its ips.json, from its profile")
     info.add_argument("bot", help="a built-in bot name or a profile file")
@@ -412,16 +267,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="one JSON object: ready or not, what is left to write, the profile's sha256")
     pcheck.set_defaults(func=ownbot.cmd_profile_check)
 
-    from heed import audit, conformance, cost, deploy, dlq, identity_cli, ops, serve_cli, sources_cli
+    from heed import conformance, cost, deploy, identity_cli, operator, serve_cli
+    from heed.operator import explain, legacy
+
+    legacy.register(sub)
+    explain.register(sub)
 
     ownbot.register(sub)
     deploy.register(sub)
     serve_cli.register(sub)
-
-    sources_cli.register(sub)
-    ops.register(sub)
-    audit.register(sub)
-    dlq.register(sub)
+    operator.register(sub)
     identity_cli.register(sub)
     conformance.register(sub)
     cost.register(sub)

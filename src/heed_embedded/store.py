@@ -1,5 +1,5 @@
 """The crawl's state in SQLite, behind ``heed_core.store.HostStore`` and the operator's calls
-(``heed_aws.operator.OperatorStore``'s methods), with DynamoStore's semantics key for key.
+(``heed.operator.actions.OperatorStore``'s methods), with DynamoStore's semantics key for key.
 
 Each DynamoDB item is a row: the host's item (``hosts``: version, owner and lease, the state, the
 outbox of the last commit), its big robots.txt and tdmrep.json (``aux``), its drain mark
@@ -513,7 +513,7 @@ class SqliteStore:
 
 
 class SqliteTexts:
-    """The page texts kept (S3's versioned bucket in AWS): ``heed_aws.operator.TextBucket``'s
+    """The page texts kept (S3's versioned bucket in AWS): ``heed.operator.actions.TextBucket``'s
     methods for a purge, and the reads the conformance run's checks make."""
 
     def __init__(self, db: Database) -> None:

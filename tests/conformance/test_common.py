@@ -13,10 +13,9 @@ import pytest
 from heed_core.profile import BUILTIN_BOTS, load_profile
 from heed_core.work import Source
 
-from heed_aws.operator import purge_domain
-
 from heed.demo.web import Route
 from heed.local.resources import load_template
+from heed.operator.actions import purge_domain
 
 from tests.support.pages import (
     PAGE_TRAPS,

@@ -12,10 +12,9 @@ import pytest
 from heed_core.profile import load_profile, load_profile_data
 from heed_core.work import Source
 
-from heed_aws.operator import purge_domain
-
 from heed.demo.web import Hit, Route
 from heed.local.runtime import REGION
+from heed.operator.actions import purge_domain
 
 from tests.support.pages import html_page, sitemap_xml, text
 from tests.support.runs import ObservedRun, RunOutput, at, run_bot, utc

@@ -230,9 +230,8 @@ def _left_of(host: str) -> dict[str, Any]:
 
 
 def _purge(host: str, now: float) -> None:
-    from heed_aws.operator import purge_domain
-
     from heed.local.runtime import operator_store
+    from heed.operator.actions import purge_domain
     name = host.split("//", 1)[1].rsplit(":", 1)[0]
     purge_domain(operator_store(), name, record=True, now=now)
 

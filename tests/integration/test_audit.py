@@ -20,9 +20,9 @@ from botocore.stub import ANY, Stubber
 
 from heed_aws.journal import LogJournal
 
-from heed import audit
 from heed.awsstack import Aws
 from heed.local.runtime import Output
+from heed.operator import audit
 
 from tests.support.stack import without_aws
 

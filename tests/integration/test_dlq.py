@@ -18,9 +18,9 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from heed import dlq
 from heed.awsstack import Aws
 from heed.local.resources import StackResources, create_stack_resources
+from heed.operator import dlq
 
 from tests.support.stack import without_aws
 

@@ -57,7 +57,7 @@ def test_common_08_purge_deletes_everything_stored_from_a_domain(tmp_path: Path)
     server = _site("127.0.0.42")
     run = _run(server, tmp_path)
     try:
-        from heed_aws.operator import purge_domain
+        from heed.operator.actions import purge_domain
 
         run.fire(time.time(), ["subsidy"])
         run.drain()

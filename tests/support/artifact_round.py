@@ -66,13 +66,11 @@ def main(build: Path, feed_url: str, out: Path, resources_py: Path) -> None:
         from heed_core.work import Source
 
         from heed_aws import runtime
-        from heed_aws.operator import import_sources
         from heed_aws.operator_store import DynamoOperatorStore
 
         # The only thing not as in Lambda: the site is on loopback, which the fetcher refuses otherwise.
         runtime.configure(allow_private=True)
-        operator = DynamoOperatorStore(runtime.store().table, runtime.store().db)
-        import_sources(operator, [Source("site", feed_url, "feed")], time.time())
+        DynamoOperatorStore(runtime.store().table, runtime.store().db).put_sources([Source("site", feed_url, "feed")])
         scheduler = load("scheduler_app", build / "SchedulerFunction" / "app.py")
         fetcher = load("fetcher_app", build / "FetcherFunction" / "app.py")
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

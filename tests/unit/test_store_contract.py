@@ -301,10 +301,10 @@ class TestOperatorContract:
 
 
 class TestOperatorOnBothStores:
-    """heed_aws.operator's functions, on either backend."""
+    """heed.operator.actions's functions, on either backend."""
 
     def test_common_08_purge_deletes_the_domain_by_key_and_nothing_else(self, store: Any) -> None:
-        from heed_aws.operator import last_purges, purge_domain
+        from heed.operator.actions import last_purges, purge_domain
 
         for host in (A, N, B):
             assert _write(store, host, 0, state={"q": [work(host + "/feed").to_compact()]})
@@ -327,7 +327,7 @@ class TestOperatorOnBothStores:
         assert [(p["at"], p["state_items"]) for p in last_purges(store, "a.example")] == [(T0, 7), (T0 + 60, 0)]
 
     def test_common_08_purge_scan_finds_hosts_stored_before_the_index(self, store: Any) -> None:
-        from heed_aws.operator import purge_domain
+        from heed.operator.actions import purge_domain
 
         assert _write(store, N, 0) and _write(store, B, 0)
         store.unindex_hosts("a.example", [N])  # as if written before the domain index existed
@@ -336,7 +336,7 @@ class TestOperatorOnBothStores:
         assert report.hosts == (N,) and store.read_host(N).version == 0 and store.read_host(B).version == 1
 
     def test_praha_09_reopen_and_remove_change_the_source_and_its_hosts(self, store: Any) -> None:
-        from heed_aws.operator import import_sources, remove_source, reopen_source
+        from heed.operator.actions import import_sources, remove_source, reopen_source
 
         state = {"pace": {"na": T0, "le": T0, "su": T0 + 3600, "sr": "http_403"},
                  "cls": {"f1": "http_403: 403 Forbidden", "f9": "x"}}

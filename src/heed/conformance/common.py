@@ -71,7 +71,7 @@ def _robots_open(token: str, p: str) -> str:
 
 
 def _play_common(b: Bench) -> Output:
-    from heed_aws.operator import purge_domain
+    from heed.operator.actions import purge_domain
 
     bot, token = b.extra["bot"], b.profile.robots_token
     reach, p, paths = REACH[bot], _prefix(bot), _open_paths(bot)

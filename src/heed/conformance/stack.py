@@ -108,7 +108,7 @@ class Stack:
 
     @property
     def texts(self) -> Any:
-        """The page texts kept (``heed_aws.operator.TextBucket``: what a purge deletes)."""
+        """The page texts kept (``heed.operator.actions.TextBucket``: what a purge deletes)."""
         from heed_aws.operator_store import S3Texts
 
         return S3Texts(self._clients()[1], self.run.res.bucket)

@@ -96,7 +96,7 @@ def _changing(hit: Hit) -> str:
 
 
 def _play_week(b: Bench) -> Output:
-    from heed_aws.operator import purge_domain
+    from heed.operator.actions import purge_domain
 
     s = b.sites
     s.add("wijkdorp", {"/robots.txt": robots(OPEN), "/sitemap.xml": urlset(["/subsidies/wijkdorpfonds"]),

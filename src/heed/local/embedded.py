@@ -108,7 +108,7 @@ class EmbeddedRun:
         if self.state is not None:
             back = engine.queue.release()  # a crawl before this one was killed: its tokens, at once
             engine.recover(back)
-            from heed_aws.operator import import_sources
+            from heed.operator.actions import import_sources
 
             # The sources file is imported: what the crawl learnt of a source (closed, last read) stays.
             import_sources(engine.store, self.sources, time.time())

@@ -17,8 +17,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from heed.awsstack import Aws, CommandError
+from heed.operator.targets import add_target_arguments, open_target, run
 from heed.progress import Progress
-from heed.targets import add_target_arguments, open_target, run
 
 __all__ = ["domain_argument", "is_public_suffix", "register"]
 
@@ -143,7 +143,7 @@ def _blocks(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int
 # --- purge ----------------------------------------------------------------------------------------
 
 def _purge(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
-    from heed_aws.operator import last_purges, purge_domain
+    from heed.operator.actions import last_purges, purge_domain
 
     name = domain_argument(args.domain, command="purge")
     if is_public_suffix(name):

@@ -14,12 +14,13 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from heed.awsstack import Aws, CommandError
-from heed.targets import Target, open_target, profile_of, run
+from heed.operator.targets import Target, open_target, profile_of, run
 
-__all__ = ["canonical_line", "cmd_explain_state", "explain_url"]
+__all__ = ["canonical_line", "cmd_explain", "cmd_explain_state", "explain_url", "register"]
 
 
 def _iso(t: float | None) -> str | None:
@@ -109,7 +110,7 @@ def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str,
     from heed_core.settle import SPACED_PURPOSES
     from heed_core.urls import BadUrl, authority, canonical_changes, in_domain
 
-    from heed.sources_cli import next_due
+    from heed.operator.sources import next_due
 
     written = url
     try:
@@ -298,3 +299,59 @@ def _explain(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> in
 
 def cmd_explain_state(args: argparse.Namespace, *, aws: Aws | None = None, now: Callable[[], float] = time.time) -> int:
     return run("explain", lambda: _explain(args, aws or Aws(region=args.region, profile=args.profile), now))
+
+
+# --- the command -----------------------------------------------------------------------------------
+
+def register(sub: Any) -> None:
+    """Add ``explain`` to the `heed` parser's subcommands."""
+    from heed.operator.targets import add_target_arguments
+
+    expl = sub.add_parser("explain", help="why a URL was fetched or not, and what would happen now "
+                                          "(--stack, --state), or its records in a run's output (--out)")
+    expl.add_argument("url")
+    add_target_arguments(expl, out=True)
+    expl.add_argument("--bot", help="the bot's profile (default: the one the stack or state names)")
+    expl.add_argument("--json", action="store_true", help="one JSON object (--stack, --state)")
+    expl.add_argument("--prefix", action="store_true", help="--out: match every URL starting with it")
+    expl.set_defaults(func=cmd_explain)
+
+
+def cmd_explain(args: argparse.Namespace, **kwargs: Any) -> int:
+    """Why did the bot fetch (or not fetch) this URL? From a stack's or a state directory's state
+    (heed.operator.explain), or every record of it in a run's output (``--out``)."""
+    if args.stack is not None or args.state is not None:
+        if args.prefix:
+            raise CommandError("--prefix goes with --out (a run's records), not --stack or --state")
+        from heed.operator.explain import cmd_explain_state
+
+        return cmd_explain_state(args, **kwargs)
+    if args.region or args.profile or args.bot or args.json:
+        raise CommandError("--region, --profile, --bot and --json go with --stack or --state, not --out")
+    out = Path(args.out or "heed-out")
+    if not (out / "requests.jsonl").is_file():
+        raise CommandError(f"{out}: no requests.jsonl here (run heed local run --out {out} first)")
+    from heed_core.urls import BadUrl, canonical_changes
+
+    wanted = {args.url}
+    try:
+        canon, changes = canonical_changes(args.url)
+    except BadUrl:
+        canon, changes = args.url, []
+    if changes:
+        # The run recorded the URL as it was requested: its canonical form (heed_core.urls).
+        wanted.add(canon)
+        print(json.dumps({"record": "canonical", "url": args.url, "canonical": canon, "why": changes},
+                         ensure_ascii=False))
+    from heed.outputs import read_records
+
+    found = 0
+    for kind, rec in read_records(out, ("requests", "skips", "items")):
+        if rec.get("url") in wanted or (args.prefix and str(rec.get("url", "")).startswith(args.url)):
+            print(json.dumps({"record": kind, **rec}, ensure_ascii=False))
+            found += 1
+    if not found:
+        what = "URL starting with " if args.prefix else ""
+        print(f"heed explain: no request, skip or result of {what}{args.url} in {out}", file=sys.stderr)
+        return 1
+    return 0

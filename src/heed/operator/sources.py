@@ -19,18 +19,17 @@ import yaml
 from heed_core.profile import Profile
 from heed_core.work import Source
 
-from heed_aws.operator import TurnWait
-
 from heed.awsstack import Aws, CommandError
+from heed.operator.actions import TurnWait
+from heed.operator.targets import Target, add_target_arguments, open_target, profile_of, run
 from heed.progress import Progress
-from heed.targets import Target, add_target_arguments, open_target, profile_of, run
 
 __all__ = ["next_due", "register", "source_row"]
 
 _HORIZON = 5000  # firings looked at for the next due round
 
 
-# A change of a host's state waits for a request in flight to be committed (heed_aws.operator.TurnWait).
+# A change of a host's state waits for a request in flight to be committed (heed.operator.actions.TurnWait).
 TURN_WAIT = TurnWait(max_s=300.0)
 
 
@@ -116,9 +115,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
 # --- the commands -------------------------------------------------------------------------------
 
 def _add(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
-    from heed_aws.operator import import_sources
-
     from heed.local.sources import source_from_mapping
+    from heed.operator.actions import import_sources
 
     raw: dict[str, Any] = {"url": args.url, "kind": args.kind}
     if args.id is not None:
@@ -162,9 +160,8 @@ def _add(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
 
 
 def _import(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
-    from heed_aws.operator import import_sources
-
     from heed.local.sources import load_source_file
+    from heed.operator.actions import import_sources
 
     path = Path(args.file)
     progress = Progress(f"import {path.name}")
@@ -214,7 +211,7 @@ def _profile_or_none(target: Target, bot: str | None) -> Any:
 def _show(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
     from heed_core.hoststate import HostView
 
-    from heed_aws.operator import entry_hosts
+    from heed.operator.actions import entry_hosts
 
     with open_target(args, aws, write=False) as target:
         src = _find(target, args.source)
@@ -266,7 +263,7 @@ def _on_source(args: argparse.Namespace, aws: Aws, now: Callable[[], float],
 
 
 def _remove(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
-    from heed_aws.operator import remove_source
+    from heed.operator.actions import remove_source
 
     src, done = _on_source(args, aws, now, remove_source)
     if not args.json:
@@ -276,7 +273,7 @@ def _remove(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int
 
 
 def _reopen(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
-    from heed_aws.operator import reopen_source
+    from heed.operator.actions import reopen_source
 
     src, done = _on_source(args, aws, now, reopen_source)
     if args.json:
