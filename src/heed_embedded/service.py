@@ -12,13 +12,14 @@ not acknowledged: it comes back soon and its turn drains it first. Nothing here 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from heed_core.crawl import CommitFailed, Crawler, TurnResult
 from heed_core.drain import Pending, drain
 from heed_core.errors import InputError, ServiceFault, TransientError
 from heed_core.hoststate import HostRecord
 from heed_core.store import Journal
+from heed_core.tokens import with_copies
 from heed_core.turn import TokenIn
 
 from heed_embedded.db import Database
@@ -70,9 +71,7 @@ def _turns(msgs: list[Message], crawler: Crawler, snapshots: dict[str, HostRecor
     if not tokens:
         return out
     (head_msg, head), rest = tokens[0], tokens[1:]
-    same = [t for _, t in rest if t.host == head.host]
-    token = replace(head, also=tuple((t.tok, t.items) for t in same),
-                    bad=head.bad + tuple(b for t in same for b in t.bad))
+    token = with_copies(head, [t for _, t in rest])
     others = [(m, t) for m, t in rest if t.host != head.host]  # a group is a host: only by accident
     count("turns", 1)
     try:

@@ -8,11 +8,10 @@ from typing import Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from heed_core.errors import InputError, TransientError
+from heed_core.errors import TransientError
 from heed_core.hoststate import TokenOut
-from heed_core.turn import TokenIn
-from heed_core.urls import authority, group_id
-from heed_core.work import WorkItem
+from heed_core.tokens import decode_token
+from heed_core.urls import group_id
 
 from heed_aws.store import translate
 
@@ -28,32 +27,6 @@ class QueueObserver(Protocol):
 
     def sent(self, count: int) -> None: ...
     def hidden(self, receipt_handle: str, seconds: int) -> None: ...
-
-
-def decode_token(body: str, receives: int = 1, message_id: str = "") -> TokenIn:
-    """A message body as the token it carries. ``InputError`` if it names no host; items that do
-    not decode are set aside (with why), so the rest of the work still gets done."""
-    try:
-        data = json.loads(body)
-        host = authority(str(data["host"])) if "://" in str(data["host"]) else None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"undecodable token: {exc!r}", reason="bad_token") from exc
-    if host is None:
-        raise InputError(f"token names no host: {str(data.get('host'))[:100]!r}", reason="bad_token")
-    items: list[WorkItem] = []
-    bad: list[tuple[str, str]] = []
-    for raw in data.get("items") or ():
-        try:
-            item = WorkItem.from_compact(raw)
-        except InputError as exc:
-            bad.append((str(raw)[:200], str(exc)))
-            continue
-        if item.host != host:
-            bad.append((item.url, f"work for {item.host} in a token of {host}"))
-            continue
-        items.append(item)
-    tok = str(data.get("tok") or f"legacy:{data.get('round_id', '')}")
-    return TokenIn(host=host, tok=tok, items=tuple(items), bad=tuple(bad), receives=receives, message_id=message_id)
 
 
 def encode_token(token: TokenOut) -> list[tuple[str, str]]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from heed_core.crawl import CommitFailed, Crawler, TurnResult
@@ -11,6 +11,7 @@ from heed_core.drain import Pending, drain
 from heed_core.errors import InputError, ServiceFault, TransientError
 from heed_core.hoststate import HostRecord
 from heed_core.store import HostStore, Journal, Results
+from heed_core.tokens import with_copies
 from heed_core.turn import TokenIn
 
 from heed_aws.journal import count, logger
@@ -99,9 +100,7 @@ def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostR
         count("RecordsReturned", len(tokens))
         return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=0.0) for r, _ in tokens]
     (head_rec, head), rest = tokens[0], tokens[1:]
-    same = [t for _, t in rest if t.host == head.host]
-    token = replace(head, also=tuple((t.tok, t.items) for t in same),
-                    bad=head.bad + tuple(b for t in same for b in t.bad))
+    token = with_copies(head, [t for _, t in rest])
     others = [(r, t) for r, t in rest if t.host != head.host]  # a group is a host: only by accident
     msg_id, receipt = head_rec["messageId"], head_rec["receiptHandle"]
     try:
