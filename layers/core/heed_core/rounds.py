@@ -42,6 +42,18 @@ def due_rounds(profile: Profile, last_tick: float, now: float) -> list[Round]:
     return sorted((Round(round_id(t, task), t, task) for task, t in latest.items()), key=lambda r: (r.start, r.task))
 
 
+def round_plan(profile: Profile, start: float, until: float) -> dict[float, list[str]]:
+    """A local run's rounds: every task at ``start``, then each schedule's firings up to ``until``,
+    the tasks of one moment together (the order a run fires them in: by time)."""
+    plan: dict[float, list[str]] = {start: sorted({s.task for s in profile.schedules})}
+    for s in profile.schedules:
+        for t in firings(s.expression, start, until):
+            plan.setdefault(t, [])
+            if s.task not in plan[t]:
+                plan[t].append(s.task)
+    return dict(sorted(plan.items()))
+
+
 def cadence_s(profile: Profile, kind: str) -> float:
     """A source's own cadence (AUBE-08's feeds, PRAHA-04's site checks), 0 for a kind without one."""
     if kind == "feed":

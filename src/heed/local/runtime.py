@@ -22,7 +22,7 @@ from typing import Any
 from heed_core.crawl import iso
 from heed_core.errors import ConfigError
 from heed_core.profile import Profile
-from heed_core.schedule import firings
+from heed_core.rounds import round_plan
 from heed_core.work import Source
 
 from heed.local.clock import SimClock, is_simulated
@@ -349,16 +349,10 @@ class LocalRun:
         wall0 = time.monotonic()
         self.setup()
         try:
-            plan: dict[float, list[str]] = {self.start: sorted({s.task for s in self.profile.schedules})}
-            for s in self.profile.schedules:
-                for t in firings(s.expression, self.start, self.until):
-                    plan.setdefault(t, [])
-                    if s.task not in plan[t]:
-                        plan[t].append(s.task)
             left = 0
-            for t in sorted(plan):
+            for t, tasks in round_plan(self.profile, self.start, self.until).items():
                 self.advance_to(t)
-                self.fire(t, plan[t])
+                self.fire(t, tasks)
                 left = self.drain()
             if self.until > self.clock.now():
                 left = self.advance_to(self.until)
