@@ -176,7 +176,7 @@ def conformance_gate(ref: str, profile: Any, force: str | None) -> str:
     """"passed", or "forced" past the broken rules named on stderr; PromiseBroken without force.
     The profile's numbers are judged first: a number that breaks a promise needs no scenario."""
     from heed.conformance.catalogue import catalogue
-    from heed.conformance.command import _Mistake, base_bot, run
+    from heed.conformance.command import base_bot, run
     from heed.conformance.model import Proof
 
     def broken(ids: Sequence[str], why: str) -> str:
@@ -188,7 +188,7 @@ def conformance_gate(ref: str, profile: Any, force: str | None) -> str:
 
     try:
         bot = base_bot(ref)
-    except _Mistake as exc:
+    except ConfigError as exc:
         return broken(["every rule"], str(exc))
     t0 = time.monotonic()
     rules, _ = catalogue(bot)

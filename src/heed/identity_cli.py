@@ -33,10 +33,6 @@ EPILOG_VERIFY = """stdin: {"url": "https://host/path" | "authority": "host[:port
 exit: 0 valid, 1 invalid, 2 a mistake in the command or its input"""
 
 
-class _Mistake(ConfigError):
-    """A user mistake: one line, exit 2."""
-
-
 def register(subparsers: Any) -> None:
     """Add ``identity keygen|show|verify`` to the `heed` parser's subcommands."""
     identity = subparsers.add_parser("identity", help="Web Bot Auth: signing key, key directory, verification")
@@ -70,7 +66,7 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
         try:
             return command(args)
         except (IdentityError, ProfileError) as exc:
-            raise _Mistake(str(exc)) from exc  # heed.cli.main tells it: heed identity ...: what
+            raise ConfigError(str(exc)) from exc  # heed.cli.main tells it: heed identity ...: what
 
     run.__doc__ = command.__doc__
     return run
@@ -93,7 +89,7 @@ def _settings(ref: str) -> Any:
     profile = load_profile(ref)
     settings = WebBotAuthSettings.from_profile(profile)
     if not settings.has_key:
-        raise _Mistake(f"{profile.name}: identity.web_bot_auth has neither key_file nor key_secret "
+        raise ConfigError(f"{profile.name}: identity.web_bot_auth has neither key_file nor key_secret "
                        "(make a key with: heed identity keygen --out KEYFILE)")
     return settings
 
@@ -108,7 +104,7 @@ def _bot_key(settings: Any) -> Any:
     try:
         return load_private_key(settings.key_secret)
     except SecretUnavailable as exc:
-        raise _Mistake(f"{exc} (try again later)") from exc
+        raise ConfigError(f"{exc} (try again later)") from exc
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -131,35 +127,35 @@ def _when(text: str | None) -> float:
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise _Mistake(f"--at: {text!r} is not an ISO 8601 time or epoch seconds") from exc
+        raise ConfigError(f"--at: {text!r} is not an ISO 8601 time or epoch seconds") from exc
     return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp()
 
 
 def _captured(text: str) -> tuple[str, str, list[tuple[str, str]]]:
     if not text.strip():
-        raise _Mistake("stdin is empty: give the captured request as JSON "
+        raise ConfigError("stdin is empty: give the captured request as JSON "
                        '({"authority": ..., "headers": {...}}; see heed identity verify --help)')
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _Mistake(f"stdin is not JSON ({exc.msg} at line {exc.lineno})") from exc
+        raise ConfigError(f"stdin is not JSON ({exc.msg} at line {exc.lineno})") from exc
     if not isinstance(data, dict):
-        raise _Mistake("stdin must be a JSON object with authority (or url) and headers")
+        raise ConfigError("stdin must be a JSON object with authority (or url) and headers")
     method = data.get("method", "GET")
     url, authority = data.get("url"), data.get("authority")
     if not isinstance(method, str) or not method.isalpha():
-        raise _Mistake(f"method: {method!r} is not an HTTP method")
+        raise ConfigError(f"method: {method!r} is not an HTTP method")
     if isinstance(url, str) and url.startswith(("https://", "http://")):
         pass
     elif url is None and isinstance(authority, str) and authority and "/" not in authority:
         url = f"https://{authority}/"
     else:
-        raise _Mistake('stdin needs "authority" (host[:port]) or "url" (an http(s) URL)')
+        raise ConfigError('stdin needs "authority" (host[:port]) or "url" (an http(s) URL)')
     headers = data.get("headers")
     pairs = list(headers.items()) if isinstance(headers, dict) else headers
     if not isinstance(pairs, list) or not all(
             isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in pairs):
-        raise _Mistake('"headers" must be an object of strings or a list of [name, value] pairs')
+        raise ConfigError('"headers" must be an object of strings or a list of [name, value] pairs')
     return method.upper(), url, [(k, v) for k, v in pairs]
 
 
@@ -176,7 +172,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         try:
             body = Path(args.directory).read_bytes()
         except OSError as exc:
-            raise _Mistake(f"{args.directory}: cannot read ({exc.strerror or type(exc).__name__})") from exc
+            raise ConfigError(f"{args.directory}: cannot read ({exc.strerror or type(exc).__name__})") from exc
         keys = directory_keys(body)
     else:
         settings = _settings(args.bot)

@@ -20,9 +20,6 @@ if TYPE_CHECKING:  # `heed --help` should not load the stack
 
 __all__ = ["base_bot", "register", "run", "select"]
 
-class _Mistake(ConfigError):
-    """A user mistake: one line, exit 2 (heed.cli.main tells it)."""
-
 
 def register(subparsers: Any) -> None:
     """Add ``conformance`` to the `heed` parser's subcommands."""
@@ -51,9 +48,9 @@ def base_bot(ref: str) -> str:
     try:
         base = builtin_base(ref)
     except ProfileError as exc:
-        raise _Mistake(str(exc)) from exc
+        raise ConfigError(str(exc)) from exc
     if base is None:
-        raise _Mistake(f"{ref}: does not extends: a built-in bot ({', '.join(BUILTIN_BOTS)}); conformance "
+        raise ConfigError(f"{ref}: does not extends: a built-in bot ({', '.join(BUILTIN_BOTS)}); conformance "
                        "checks a bot's public promises, so the profile must keep one's")
     return base
 
@@ -74,7 +71,7 @@ def select(rules: Sequence[Rule], wanted: Sequence[str] | None) -> list[Rule]:
         else:
             close = difflib.get_close_matches(key, ids + families, n=1, cutoff=0.6)
             hint = f"did you mean {close[0]}?" if close else f"this bot's rules: {ids[0]}..{ids[-1]}"
-            raise _Mistake(f"--rule: no rule {w!r} for this bot ({hint})")
+            raise ConfigError(f"--rule: no rule {w!r} for this bot ({hint})")
     return [r for r in rules if r.id in chosen]
 
 
@@ -91,7 +88,7 @@ def run(ref: str, rule_ids: Sequence[str] | None = None,
     try:
         profile = load_profile(ref)
     except ProfileError as exc:
-        raise _Mistake(str(exc)) from exc
+        raise ConfigError(str(exc)) from exc
     warn_identity(ref, profile)
     rules, scenarios = catalogue(bot)
     return judge(bot, ref, profile, select(rules, rule_ids), scenarios, progress, engine=engine)
