@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from heed_core.crawl import CommitFailed, Crawler, TurnResult
+from heed_core.crawl import Crawler, TurnResult
 from heed_core.drain import Pending, drain
 from heed_core.errors import InputError, ServiceFault, TransientError
 from heed_core.hoststate import HostRecord
 from heed_core.store import Journal
-from heed_core.tokens import with_copies
+from heed_core.tokens import backoff, deferred_wait, with_copies
 from heed_core.turn import TokenIn
 
 from heed_embedded.db import Database
@@ -34,12 +34,6 @@ _REDRAIN_S = 5.0  # a token whose outbox did not fully leave comes back this soo
 
 Counts = Callable[[str, int], None]  # (what, how many): turns, failures, transient, faults
 Log = Callable[[str, dict[str, object]], None]  # (event, fields): the engine's JSON log line
-
-
-def _backoff(receives: int) -> float:
-    """How long a token whose turn failed stays hidden: short, growing slowly with its receive
-    count (a host's token is reused between its requests, so the count says how much it did)."""
-    return float(min(30, 2 + receives // 10))
 
 
 @dataclass
@@ -79,9 +73,7 @@ def _turns(msgs: list[Message], crawler: Crawler, snapshots: dict[str, HostRecor
     except TransientError as exc:
         # Busy, a lost race: try again later, nothing charged. After a request (CommitFailed),
         # not before the gap it began is over (COMMON-05).
-        wait = _backoff(head.receives)
-        if isinstance(exc, CommitFailed):
-            wait = max(wait, exc.not_before - crawler.clock.now())
+        wait = deferred_wait(exc, head.receives, crawler.clock.now())
         count("transient", 1)
         log("transient", {"host": head.host, "error": str(exc)})
         return out + [_Outcome(m, failed=True, hide=wait) for m, _ in tokens]
@@ -89,7 +81,7 @@ def _turns(msgs: list[Message], crawler: Crawler, snapshots: dict[str, HostRecor
         # The machine refuses (a full disk, a damaged database): its fault, not the work's.
         count("faults", 1)
         log("service_fault", {"host": head.host, "error": str(exc)})
-        return out + [_Outcome(m, failed=True, hide=_backoff(head.receives)) for m, _ in tokens]
+        return out + [_Outcome(m, failed=True, hide=backoff(head.receives)) for m, _ in tokens]
     except Exception as exc:  # noqa: BLE001 - a real failure: charge the item, the token comes back
         count("failures", 1)
         log("failure", {"host": head.host, "error": f"{type(exc).__name__}: {exc}"[:500]})
@@ -97,7 +89,7 @@ def _turns(msgs: list[Message], crawler: Crawler, snapshots: dict[str, HostRecor
             crawler.charge_failure(token, MAX_REAL_FAILURES, f"{type(exc).__name__}: {exc}"[:300])
         except Exception as again:  # noqa: BLE001 - the store itself is failing: the token comes back
             log("failure", {"host": head.host, "error": f"could not count the failure: {again}"[:500]})
-        return out + [_Outcome(m, failed=True, hide=_backoff(head.receives)) for m, _ in tokens]
+        return out + [_Outcome(m, failed=True, hide=backoff(head.receives)) for m, _ in tokens]
     if turn.action == "defer":
         out.append(_Outcome(head_msg, failed=True, hide=turn, pending=turn.pending))
     else:

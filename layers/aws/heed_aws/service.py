@@ -6,12 +6,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from heed_core.crawl import CommitFailed, Crawler, TurnResult
+from heed_core.crawl import Crawler, TurnResult
 from heed_core.drain import Pending, drain
 from heed_core.errors import InputError, ServiceFault, TransientError
 from heed_core.hoststate import HostRecord
 from heed_core.store import HostStore, Journal, Results
-from heed_core.tokens import with_copies
+from heed_core.tokens import backoff, deferred_wait, with_copies
 from heed_core.turn import TokenIn
 
 from heed_aws.journal import count, logger
@@ -48,13 +48,6 @@ def batch_size(request_deadline_s: float, parallel: int, timeout_s: float) -> in
     (one request at a time, 30 s deadline, 60 s timeout): 1."""
     rounds = int((timeout_s - DRAIN_RESERVE_S) // (request_deadline_s + TURN_OVERHEAD_S))
     return max(1, min(10, max(1, parallel) * max(1, rounds)))
-
-
-def _backoff(receives: int) -> float:
-    """How long a token whose turn failed stays hidden. A host's token is reused between its
-    requests, so its receive count says how much work it did, not how often it failed: the
-    wait grows slowly with it and stays short (the queue's maxReceiveCount ends a poison loop)."""
-    return float(min(30, 2 + receives // 10))
 
 
 @dataclass
@@ -108,9 +101,7 @@ def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostR
     except TransientError as exc:
         # Busy, throttled, a lost race: try again later; the work item is not charged. After a
         # request (CommitFailed), not before the gap it began is over (COMMON-05).
-        wait = _backoff(head.receives)
-        if isinstance(exc, CommitFailed):
-            wait = max(wait, exc.not_before - crawler.clock.now())
+        wait = deferred_wait(exc, head.receives, crawler.clock.now())
         logger.warning("turn deferred: transient", extra={"heed": "transient", "host": head.host, "error": str(exc)})
         count("Turns")
         count("TurnFailures")
@@ -121,14 +112,14 @@ def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostR
         logger.error("turn stopped: service fault", extra={"heed": "service_fault", "host": head.host,
                                                            "error": str(exc)})
         count("ServiceFaults")
-        wait = _backoff(head.receives)
+        wait = backoff(head.receives)
         return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
     except Exception as exc:  # noqa: BLE001 - a real failure: charge the item, let SQS redeliver
         logger.exception("host turn failed", extra={"heed": "failure", "host": head.host})
         count("Turns")
         count("TurnFailures")
         _charge_failure(crawler, token, exc)
-        wait = _backoff(head.receives)
+        wait = backoff(head.receives)
         return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
     count("Turns")
     if turn.action == "defer":

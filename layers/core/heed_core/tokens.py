@@ -1,18 +1,20 @@
 """A token as a queue carries it (``{"v": 2, "host", "tok", "items"}``), read back: the same on
-SQS (``heed_aws.queue``) and on the embedded engine's queue (``heed_embedded.queue``); and a
-batch's tokens of one host made one turn's (both services)."""
+SQS (``heed_aws.queue``) and on the embedded engine's queue (``heed_embedded.queue``); a batch's
+tokens of one host made one turn's; and how long a token whose turn failed stays hidden (both
+services)."""
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from dataclasses import replace
 
-from heed_core.errors import InputError
+from heed_core.crawl import CommitFailed
+from heed_core.errors import InputError, TransientError
 from heed_core.turn import TokenIn
 from heed_core.urls import authority
 from heed_core.work import WorkItem
 
-__all__ = ["decode_token", "with_copies"]
+__all__ = ["backoff", "decode_token", "deferred_wait", "with_copies"]
 
 
 def decode_token(body: str, receives: int = 1, message_id: str = "") -> TokenIn:
@@ -47,3 +49,19 @@ def with_copies(head: TokenIn, rest: Sequence[TokenIn]) -> TokenIn:
     same = [t for t in rest if t.host == head.host]
     return replace(head, also=tuple((t.tok, t.items) for t in same),
                    bad=head.bad + tuple(b for t in same for b in t.bad))
+
+
+def backoff(receives: int) -> float:
+    """How long a token whose turn failed stays hidden. A host's token is reused between its
+    requests, so its receive count says how much work it did, not how often it failed: the
+    wait grows slowly with it and stays short (the queue's receive limit ends a poison loop)."""
+    return float(min(30, 2 + receives // 10))
+
+
+def deferred_wait(exc: TransientError, receives: int, now: float) -> float:
+    """A turn deferred by a transient error: the backoff, and after a request whose commit failed
+    (``CommitFailed``) not before the gap that request began is over (COMMON-05)."""
+    wait = backoff(receives)
+    if isinstance(exc, CommitFailed):
+        wait = max(wait, exc.not_before - now)
+    return wait
