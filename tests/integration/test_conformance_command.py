@@ -21,9 +21,10 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     return code, out, err
 
 
+# The catalogue on the AWS engine is also tests/conformance/test_promises_*.py, one test per rule;
+# here the command runs it whole: every bot on heed serve's engine, and one on the AWS engine.
 @pytest.mark.slow
-@pytest.mark.parametrize("engine", ["aws", "embedded"])
-@pytest.mark.parametrize("bot", BUILTIN_BOTS)
+@pytest.mark.parametrize(("bot", "engine"), [(b, "embedded") for b in BUILTIN_BOTS] + [("aubebot", "aws")])
 def test_every_built_in_bot_keeps_all_its_promises(bot: str, engine: str, capsys: pytest.CaptureFixture[str]) -> None:
     # GIVEN a shipped profile WHEN its whole catalogue runs on either engine (the real handlers on
     # moto, or heed serve's SQLite engine) THEN every rule holds (the table on failure)

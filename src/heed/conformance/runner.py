@@ -21,7 +21,7 @@ from heed.conformance.model import Proof, Rule, Scenario, Seen
 from heed.conformance.sites import Sites
 from heed.conformance.stack import EmbeddedStack, Output, Stack, derive
 
-__all__ = ["Bench", "Report", "ScenarioFailed", "Verdict", "judge"]
+__all__ = ["Bench", "Report", "ScenarioFailed", "Session", "Verdict", "judge"]
 
 
 class ScenarioFailed(Exception):
@@ -122,36 +122,56 @@ class Report:
         return bool(self.verdicts) and all(v.result == "pass" for v in self.verdicts)
 
 
+class Session:
+    """One bot's catalogue judged rule by rule, each scenario played at most once, when a rule
+    first needs it, on ``engine``; ``close()`` removes what the scenarios wrote. What `heed
+    conformance` runs, and what the test suite runs one rule a test."""
+
+    def __init__(self, bot: str, profile: Profile, scenarios: Mapping[str, Scenario],
+                 progress: Callable[[str], None] | None = None, engine: str = "aws") -> None:
+        self.bot, self.profile, self.engine = bot, profile, engine
+        self._workdir = Path(tempfile.mkdtemp(prefix=f"heed-conformance-{profile.name}-"))
+        self._runs = _Runs(profile, bot, scenarios, self._workdir, progress, engine=engine)
+
+    @property
+    def played(self) -> list[Seen]:
+        return list(self._runs.seen.values())
+
+    def verdict(self, rule: Rule) -> Verdict:
+        """The rule's numbers judged on the profile, its check on the scenarios it reads."""
+        r0 = time.monotonic()
+        proof = Proof()
+        for number in rule.numbers:
+            number.judge(self.profile, proof)
+        result = "pass"
+        runs = self._runs
+        runs.read = []
+        try:
+            if rule.check is not None:
+                proof.extend(rule.check(runs))
+        except ScenarioFailed as exc:
+            proof.note(str(exc))
+            result = "error"
+        except Exception as exc:  # noqa: BLE001 - a check that cannot read its run is that rule's error
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            proof.note(f"the check could not read the run: {type(exc).__name__}: {exc} "
+                       f"({Path(where.filename).name}:{where.lineno})")
+            result = "error"
+        if result == "pass" and not proof.ok:
+            result = "fail"
+        return Verdict(rule, result, proof.text(), time.monotonic() - r0, tuple(runs.read))
+
+    def close(self) -> None:
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+
 def judge(bot: str, ref: str, profile: Profile, rules: Sequence[Rule], scenarios: Mapping[str, Scenario],
           progress: Callable[[str], None] | None = None, engine: str = "aws") -> Report:
-    """Every rule's verdict; each scenario is played at most once, when a rule first needs it,
-    on ``engine``."""
+    """Every rule's verdict, in order, in one ``Session``."""
     t0 = time.monotonic()
-    workdir = Path(tempfile.mkdtemp(prefix=f"heed-conformance-{profile.name}-"))
-    runs = _Runs(profile, bot, scenarios, workdir, progress, engine=engine)
-    verdicts = []
+    session = Session(bot, profile, scenarios, progress, engine)
     try:
-        for rule in rules:
-            r0 = time.monotonic()
-            proof = Proof()
-            for number in rule.numbers:
-                number.judge(profile, proof)
-            result = "pass"
-            runs.read = []
-            try:
-                if rule.check is not None:
-                    proof.extend(rule.check(runs))
-            except ScenarioFailed as exc:
-                proof.note(str(exc))
-                result = "error"
-            except Exception as exc:  # noqa: BLE001 - a check that cannot read its run is that rule's error
-                where = traceback.extract_tb(exc.__traceback__)[-1]
-                proof.note(f"the check could not read the run: {type(exc).__name__}: {exc} "
-                           f"({Path(where.filename).name}:{where.lineno})")
-                result = "error"
-            if result == "pass" and not proof.ok:
-                result = "fail"
-            verdicts.append(Verdict(rule, result, proof.text(), time.monotonic() - r0, tuple(runs.read)))
+        verdicts = [session.verdict(rule) for rule in rules]
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-    return Report(bot, ref, verdicts, time.monotonic() - t0, list(runs.seen.values()), engine)
+        session.close()
+    return Report(bot, ref, verdicts, time.monotonic() - t0, session.played, engine)

@@ -1,0 +1,5 @@
+"""aubebot's promises (COMMON-xx and its own, PROMISES.md), one test per rule of the catalogue
+(src/heed/conformance/aube.py and common.py): what `heed conformance --bot aubebot` proves."""
+from tests.conformance.promises import rule_tests
+
+session, test_rule = rule_tests("aubebot")

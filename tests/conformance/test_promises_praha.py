@@ -1,0 +1,5 @@
+"""praha-x's promises (COMMON-xx and its own, PROMISES.md), one test per rule of the catalogue
+(src/heed/conformance/praha.py and common.py): what `heed conformance --bot praha-x` proves."""
+from tests.conformance.promises import rule_tests
+
+session, test_rule = rule_tests("praha-x")
