@@ -26,8 +26,7 @@ from heed_core.work import Source
 
 from heed.demo.web import RecordingServer, RequestRecord, Route, Site
 from heed.local.runtime import InvocationCrash, LocalRun
-
-from tests.support.runs import read_jsonl
+from heed.outputs import read_jsonl
 
 # The faults suite's loopback addresses (the conformance suites use 127.0.0.100-179).
 IPS = tuple(f"127.0.0.{n}" for n in range(180, 200))

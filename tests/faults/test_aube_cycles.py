@@ -16,8 +16,7 @@ from heed_core.profile import load_profile_data
 from heed_core.work import Source
 
 from heed.demo.web import RecordingServer, Route, Site
-
-from tests.support.runs import read_jsonl
+from heed.outputs import read_jsonl
 
 CYCLE = 900.0
 START = datetime.fromisoformat("2026-12-01T10:00:00+00:00").timestamp()

@@ -21,12 +21,11 @@ from heed_core.bundle import content_hash
 from heed_core.profile import load_profile
 
 from heed.cli import main
+from heed.conformance.sites import Sites, gaps, html_page, robots, rss
 from heed.demo.web import Route
 
 from tests.support.bots import written
-from tests.support.pages import FeedEntry, feed_route, html_page, robots
 from tests.support.project import ROOT, project_copy, sam
-from tests.support.web import Web, gaps
 
 STACK = "mybot-test"
 REASON = "load test of our own staging site"
@@ -104,12 +103,13 @@ def test_a_new_bot_deployed_dry_runs_and_its_built_artifact_runs_a_round_as_its_
     assert packaged.is_file() and content_hash(load_profile(str(packaged))) == sha
 
     # WHEN one round runs with the build's handlers on moto against a local site with 4 new articles
-    web = Web()
-    entries = [FeedEntry(f"Notizia {i}", "{{base}}" + f"/art/{i}") for i in range(1, 5)]
-    web.site("mine", {"/robots.txt": robots("User-agent: *\nAllow: /\n"), "/feed.xml": feed_route(entries),
-                      **{f"/art/{i}": Route(body=html_page(f"Notizia {i}", "<p>Testo.</p>")) for i in range(1, 5)}})
+    web = Sites()
+    feed = Route(body=rss([{"title": f"Notizia {i}", "link": "{{base}}" + f"/art/{i}"} for i in range(1, 5)]),
+                 content_type="application/rss+xml; charset=utf-8")
+    articles = {f"/art/{i}": Route(body=html_page(f"Notizia {i}", "<p>Testo.</p>")) for i in range(1, 5)}
+    base = web.add("mine", {"/robots.txt": robots("User-agent: *\nAllow: /\n"), "/feed.xml": feed, **articles})
     try:
-        report = _round_with_the_build(build, web.base("mine") + "/feed.xml", tmp_path / "round.json", sha)
+        report = _round_with_the_build(build, base + "/feed.xml", tmp_path / "round.json", sha)
         log = web.log("mine")
     finally:
         web.stop()

@@ -10,9 +10,8 @@ import pytest
 from heed_core.profile import load_profile
 
 from heed.cli import main
-
-from tests.support.pages import FeedEntry, feed_route, robots
-from tests.support.web import Web
+from heed.conformance.sites import Sites, robots, rss
+from heed.demo.web import Route
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -25,11 +24,12 @@ def test_local_run_of_a_derived_profile_warns_once_and_goes_on(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     mine = tmp_path / "aube-slow.yaml"
     mine.write_text("extends: aubebot\npoliteness:\n  min_delay_s: 0.2\n", encoding="utf-8")
-    web = Web()
-    web.site("feed", {"/robots.txt": robots("User-agent: *\nAllow: /\n"),
-                      "/feed.xml": feed_route([FeedEntry("Lunga", "{{base}}/a", summary="x" * 700)])})
+    web = Sites()
+    base = web.add("feed", {"/robots.txt": robots("User-agent: *\nAllow: /\n"),
+                            "/feed.xml": Route(body=rss([{"title": "Lunga", "link": "{{base}}/a",
+                                                          "summary": "x" * 700}]), content_type="application/rss+xml")})
     sources = tmp_path / "sources.yaml"
-    sources.write_text(f"sources:\n  - {{url: '{web.base('feed')}/feed.xml', kind: feed}}\n", encoding="utf-8")
+    sources.write_text(f"sources:\n  - {{url: '{base}/feed.xml', kind: feed}}\n", encoding="utf-8")
     try:
         code, out, err = run(capsys, "local", "run", "--bot", str(mine), "--sources", str(sources), "--allow-private",
                              "--out", str(tmp_path / "out"), "--patience", "1")

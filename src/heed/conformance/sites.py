@@ -91,6 +91,10 @@ class Sites:
         return {name: sorted((r for s in servers for r in s.log()), key=lambda r: r.t_start)
                 for name, servers in self.servers.items()}
 
+    def log(self, name: str) -> list[RequestRecord]:
+        """The requests the site ``name`` got, over all its addresses, oldest first."""
+        return self.logs()[name]
+
     def by_address(self, name: str) -> dict[str, int]:
         return {str(s.ip): len(s.log()) for s in self.servers[name]}
 
