@@ -5,6 +5,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from heed_core.hoststate import TokenOut
@@ -13,7 +14,7 @@ from heed_core.schedule import firings
 from heed_core.urls import BadUrl, authority, canonical, origin, short_hash
 from heed_core.work import ENTRY_PURPOSE, Source, UrlRecord, WorkItem
 
-__all__ = ["Round", "due_rounds", "entry_items", "round_id", "round_tokens"]
+__all__ = ["Round", "RoundEngine", "due_rounds", "entry_items", "play_rounds", "round_id", "round_plan", "round_tokens"]
 
 # A tick may be late or missed; never look back further than a day.
 _MAX_CATCH_UP_S = 86400.0
@@ -52,6 +53,31 @@ def round_plan(profile: Profile, start: float, until: float) -> dict[float, list
             if s.task not in plan[t]:
                 plan[t].append(s.task)
     return dict(sorted(plan.items()))
+
+
+class RoundEngine(Protocol):
+    """What a local run drives through its rounds (the handlers on moto, or the embedded engine)."""
+
+    def advance_to(self, t: float) -> int: ...
+
+    def fire(self, t: float, tasks: list[str]) -> None: ...
+
+    def drain(self) -> int: ...
+
+    def now(self) -> float: ...
+
+
+def play_rounds(engine: RoundEngine, profile: Profile, start: float, until: float) -> int:
+    """Every round of ``round_plan`` in order (the clock moved to it, the scheduler fired, the
+    queue drained), then the clock on to ``until``; the tokens still deferred at the end."""
+    left = 0
+    for t, tasks in round_plan(profile, start, until).items():
+        engine.advance_to(t)
+        engine.fire(t, tasks)
+        left = engine.drain()
+    if until > engine.now():
+        left = engine.advance_to(until)
+    return left
 
 
 def cadence_s(profile: Profile, kind: str) -> float:

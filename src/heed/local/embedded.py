@@ -20,7 +20,7 @@ from typing import Any
 from heed_core.crawl import iso
 from heed_core.ports import Clock, SystemClock
 from heed_core.profile import Profile
-from heed_core.rounds import round_plan
+from heed_core.rounds import play_rounds
 from heed_core.work import Source
 
 from heed_embedded.db import Database
@@ -131,13 +131,7 @@ class EmbeddedRun:
         if self.state is not None and self.engine is not None:
             self.start = self.until = self.engine.round_time()  # (on a state directory: now, and a fresh second)
         try:
-            left = 0
-            for t, tasks in round_plan(self.profile, self.start, self.until).items():
-                self.advance_to(t)
-                self.fire(t, tasks)
-                left = self.drain()
-            if self.until > self.clock.now():
-                left = self.advance_to(self.until)
+            left = play_rounds(self, self.profile, self.start, self.until)
             summary = {"bot": self.profile.name, "engine": "embedded", "start": iso(self.start),
                        "until": iso(self.until), "clock": "simulated" if self.simulated else "wall",
                        "rounds": self.rounds, "batches": self.invocations, "deferred_at_end": left,
@@ -150,6 +144,10 @@ class EmbeddedRun:
         self.out.close(summary)
         self.close()
         return summary
+
+    def now(self) -> float:
+        """The run's clock (simulated, or the wall on a state directory)."""
+        return self.clock.now()
 
     def fire(self, t: float, tasks: list[str]) -> None:
         assert self.engine is not None

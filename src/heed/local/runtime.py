@@ -22,7 +22,7 @@ from typing import Any
 from heed_core.crawl import iso
 from heed_core.errors import ConfigError
 from heed_core.profile import Profile
-from heed_core.rounds import round_plan
+from heed_core.rounds import play_rounds
 from heed_core.work import Source
 
 from heed.local.clock import SimClock, is_simulated
@@ -349,13 +349,7 @@ class LocalRun:
         wall0 = time.monotonic()
         self.setup()
         try:
-            left = 0
-            for t, tasks in round_plan(self.profile, self.start, self.until).items():
-                self.advance_to(t)
-                self.fire(t, tasks)
-                left = self.drain()
-            if self.until > self.clock.now():
-                left = self.advance_to(self.until)
+            left = play_rounds(self, self.profile, self.start, self.until)
             summary = {"bot": self.profile.name, "engine": "aws", "start": iso(self.start), "until": iso(self.until),
                        "rounds": self.rounds, "invocations": self.invocations,
                        "fetcher_billed_s": round(self.billed_s, 3), "max_receive_count": self.max_receive_count,
@@ -378,6 +372,10 @@ class LocalRun:
             mock.stop()
             del self._mock
             motofix.undo()
+
+    def now(self) -> float:
+        """The run's clock (simulated, or the wall on a state directory)."""
+        return self.clock.now()
 
     def fire(self, t: float, tasks: list[str]) -> None:
         event = {"version": "0", "id": str(uuid.uuid4()), "detail-type": "Scheduled Event",
