@@ -44,7 +44,7 @@ def test_aube_10_eight_articles_a_source_fails_at_the_sites(tmp_path: Path,
     evidence = rules["AUBE-10"]["evidence"]
     assert code == 1 and rules["AUBE-10"]["result"] == "fail"
     assert "NOT profile: tasks.feed.article_followup.per_source_per_window = 8 <= 5" in evidence
-    assert "NOT quarter hour 1: 14 feeds of 6 short items, 60 article pages, at most 6 of a source" in evidence
+    assert "NOT quarter hour 1: 14 feeds of 6 short items, 60 article pages, at most 6 pages a source" in evidence
 
 
 @pytest.mark.slow

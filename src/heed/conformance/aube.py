@@ -331,7 +331,7 @@ def _a10(r: Runs) -> Proof:
         per_source = Counter(x["source"] for x in these)
         proof.that(max(per_source.values()) <= min(each, 5) and len(these) <= min(most, 60),
                    f"quarter hour {n + 1}: {FEEDS} feeds of {ITEMS} short items, {len(these)} article pages, "
-                   f"at most {max(per_source.values())} of a source")
+                   f"at most {max(per_source.values())} pages a source")
     proof.that(len(slots) == 2, f"articles read in {len(slots)} of the 2 quarter hours")
     first = [x for x in asked if slots and int(sim_time(x) // Q) == slots[0]]
     proof.that(len(first) == due, f"the profile's caps ({each} a source, {most} in all) bound exactly: "
