@@ -202,7 +202,7 @@ def _s03(r: Runs) -> Proof:
                and worst <= 1 + len(children) and len({p for p in seen.paths("jsapp2") if p.endswith(".xml")})
                <= 1 + len(children),
                f"robots.txt naming another sitemap index: still sitemap.xml and at most {len(children)} "
-               f"children a visit ({worst} sitemaps at most)")
+               f"child sitemap{'s' if len(children) != 1 else ''} a visit ({worst} sitemaps at most)")
     return proof
 
 
