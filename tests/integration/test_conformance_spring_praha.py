@@ -33,7 +33,7 @@ def test_spring_03_04_07_smaller_caps_of_ones_own_still_keep_the_promises(
     assert "sitemap.xml and 1 of 3 child sitemaps (/sitemap.xml, /sm/1.xml)" in flat
     assert "3 titles fetched, all under /app/" in flat
     assert "titles fetched by day {1: 3, 2: 1}" in flat
-    assert "a chain of two redirects: 2 GETs, one after the other (/kjede/0, /kjede/1)" in flat
+    assert "a chain of two redirects: 2 GETs, one after the other (/kjede/0, /kjede/1: 301, 301)" in flat
 
 
 @pytest.mark.slow

@@ -280,8 +280,11 @@ def _s07(r: Runs) -> Proof:
     asked = ["/" + x["url"].split("/", 3)[-1] for x in day1]
     log = seen.log("kjede")[:len(asked)]
     apart = all(b.t_start >= a.t_end for a, b in pairwise(log))
-    proof.that(asked == ["/robots.txt", *CHAIN[:hops + 1]] and [x.path for x in log] == asked and apart,
-               f"a chain of two redirects: {hops + 1} GETs, one after the other ({', '.join(asked[1:])})")
+    answers = [x.status for x in log][1:]
+    proof.that(asked == ["/robots.txt", *CHAIN[:hops + 1]] and [x.path for x in log] == asked and apart
+               and answers == [301, 301, 200][:len(answers)],
+               f"a chain of two redirects: {hops + 1} GETs, one after the other ({', '.join(asked[1:])}: "
+               f"{', '.join(map(str, answers))})")
     if hops == len(CHAIN) - 1:
         proof.that([i["title"] for i in seen.out.of("item.found", "kjede")][:1] == ["Enden"],
                    "the listing at its end read")
@@ -295,7 +298,10 @@ def _s08(r: Runs) -> Proof:
     proof.that([x.path for x in log] == ["/robots.txt", "/liste/"] and bool(g) and min(g) >= least
                and not real.overlaps(), f"the profile's own gap: robots.txt, then the listing "
                f"{secs(min(g, default=0))} after its end (>= {secs(least)})")
-    proof.that([i["title"] for i in real.out.of("item.found")] == ["Ekte"], "its item read")
+    proof.that([x.header("User-Agent") for x in log] == [r.profile.user_agent] * len(log)
+               and [x.get("purpose") for x in real.out.requests] == ["robots", "page"]
+               and [i["title"] for i in real.out.of("item.found")] == ["Ekte"],
+               "both as the bot, the listing's item read")
     if real.extra["scale"] != 1:
         proof.note(f"waits scaled by {real.extra['scale']:.2f} (the profile's gap is long)")
     proof.extend(common.pacing(r))
