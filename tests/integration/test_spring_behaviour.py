@@ -65,7 +65,7 @@ def test_spring_02_a_token_redelivered_mid_request_fetches_no_page_twice(tmp_pat
                       resolver=sites.resolver)
         try:
             stack.round(START - 30, ["page"])  # robots.txt (and the listing once) before the day's round
-            before = len(sites.logs()["dobbel"])
+            before = len(sites.log("dobbel"))
             real_write = DynamoStore.write_host
 
             def slow_write(self: Any, host: str, expected_version: int, **kw: Any) -> bool:
@@ -81,7 +81,7 @@ def test_spring_02_a_token_redelivered_mid_request_fetches_no_page_twice(tmp_pat
         finally:
             stack.close()
         # THEN the round still cost the site one page, and the run recorded just that one (and the earlier round's)
-        log = sites.logs()["dobbel"][before:]
+        log = sites.log("dobbel")[before:]
         assert [r.path for r in log] == ["/liste/"]
         assert [r["url"] for r in out.requests if r.get("purpose") == "page"].count(base + "/liste/") == 2
     finally:
