@@ -31,6 +31,8 @@ ARTICLES = {"/clanky/lavka": ("Nová lávka přes Vltavu", None), "/clanky/most"
             "/interni/pokyn": ("Interní pokyn", None)}
 PRESS = ("/tiskove/1", "/tiskove/2")
 REFUSING = {"odmitnuti": "http_403", "pretizeno": "http_429", "vyzva": "challenge"}
+RSS_DATE, ATOM_DATE = "2026-12-01T08:00:00", "2026-11-02T08:00:00"  # what sites.rss and sites.atom write
+REASON = "kontaktní formulář: prosím nechoďte"  # the site owner's request, as the operator recorded it
 BROWSER_HEADERS = ("cookie", "upgrade-insecure-requests", "sec-fetch-mode", "sec-fetch-site", "sec-ch-ua", "referer")
 ITEM_KEYS = {"detail_type", "bot", "id", "kind", "source", "source_url", "url", "title", "published", "summary"}
 CHECK_KEYS = {"detail_type", "bot", "id", "kind", "source", "source_url", "url", "reachable", "final_url", "status",
@@ -91,7 +93,7 @@ def _play_feeds(b: Bench) -> Output:
                  hostname="zpravy.blokovano.test")
     sources.append(Source("blok", blok + "/rss.xml", "feed"))
     stack = b.stack(b.derived(), sources, MON6 - 60)
-    stack.store.block_domain("blokovano.test", "kontaktní formulář: prosím nechoďte")  # PRAHA-09, by hand
+    stack.store.block_domain("blokovano.test", REASON)  # PRAHA-09, by hand
     stack.round(MON6, ["feed"])
     stack.round(MON6 + 4 * 3600, ["feed"])
     out = stack.finish()
@@ -152,10 +154,16 @@ def _p01(r: Runs) -> Proof:
     rss_ok = all(found.get(p.lstrip("/"), {}).get("title") == t for p, (t, _) in ARTICLES.items())
     proof.that(rss_ok and all(p.lstrip("/") in found for p in PRESS),
                f"{len(found)} items from an RSS and an Atom feed")
+    feeds = {p: ("aktuality", RSS_DATE) for p in ARTICLES} | {p: ("tiskove", ATOM_DATE) for p in PRESS}
+    dated = all((i.get("source"), str(i.get("published", ""))[:19]) == feeds.get("/" + p, (None, ""))
+                for p, i in found.items())
+    proof.that(bool(found) and dated, "each under the feed it came from, dated as the feed dates it")
     proof.that(all(i.get("title") and i.get("published") and i.get("url") and i.get("summary") for i in found.values()),
                "each with headline, date, link and context")
-    proof.that(all(len(i["summary"]) <= cap for i in found.values() if i.get("summary")),
-               f"the context short (a {len(LONG)}-character summary kept to {cap})")
+    short = found.get("clanky/lavka", {}).get("summary") or ""
+    proof.that(all(len(i["summary"]) <= cap for i in found.values() if i.get("summary"))
+               and bool(short) and LONG.startswith(short),
+               f"the context short (a {len(LONG)}-character summary cut to its first {len(short)}, at most {cap})")
     extra = sorted({k for i in found.values() for k in i} - ITEM_KEYS)
     proof.that(not extra, "nothing else about an item kept" + (f" (also {extra})" if extra else ""))
     return proof
@@ -169,8 +177,8 @@ def _p02(r: Runs) -> Proof:
                "the press feed's articles never opened")
     read = [i for i in seen.out.of("article.read") if i["url"].endswith("/clanky/lavka")]
     kept = seen.out.texts.get(read[0].get("text_key", ""), []) if read else []
-    proof.that(len(read) == 1 and "text" not in read[0] and any("Stavba začne" in t for t in kept),
-               "its text kept in the bucket as working material, not in the published event")
+    proof.that(len(read) == 1 and "text" not in read[0] and len(kept) == 1 and "Stavba začne" in kept[0],
+               "its text kept once in the bucket as working material, not in the published event")
     return proof
 
 
@@ -183,6 +191,8 @@ def _p03(r: Runs) -> Proof:
     for p, (_, how) in ARTICLES.items():
         if how:
             proof.that(how in reserved.get(p.lstrip("/"), ""), f"reserved by {how}: recorded as tdm_reserved")
+    read = sorted(i["url"].split("/", 3)[-1] for i in seen.out.of("article.read"))
+    proof.that(read == ["clanky/lavka"], f"the one unreserved article read, no other ({', '.join(read)})")
     text = seen.out.kept_text()
     proof.that("Karlova" not in text and "2027" not in text and "Výroční" not in text, "no text of them kept")
     return proof
@@ -193,19 +203,28 @@ def _p04(r: Runs) -> Proof:
     base = seen.bases["presmerovani"]
     homes = [sim_time(x) for x in seen.out.requests if x["url"] == base + "/"]
     icons = [sim_time(x) for x in seen.out.requests if x["url"].endswith("/static/ikona.png")]
-    proof.that(len(homes) == 2 and len(icons) == 2 and WEEK <= homes[1] - homes[0] < WEEK + DAY,
+    proof.that(len(homes) == 2 and len(icons) == 2 and WEEK <= homes[1] - homes[0] < WEEK + DAY
+               and icons[1] - icons[0] >= WEEK,
                f"fired daily for eight days: home page and icon opened {len(homes)} times, a week apart")
     quiet = seen.out.skipped("seen_recently", "top-presmerovani")
     proof.that(len(quiet) == 6, f"the {len(quiet)} days between recorded as seen_recently")
     checks = seen.out.of("site.checked", "top-presmerovani")
     c = checks[0] if checks else {}
-    proof.that(c.get("reachable") is True and c.get("name") == "Kulturní Praha"
+    proof.that(c.get("reachable") is True and c.get("status") == 200 and c.get("name") == "Kulturní Praha"
                and c.get("final_url") == base + "/cs/", "recorded: reachable, where it redirects, the site's name")
+    proof.that(c.get("icon_url") == base + "/static/ikona.png" and c.get("icon_status") == 200,
+               "the icon its page names, and how it answered")
+    plain = seen.out.of("site.checked", "top-prosty")
+    proof.that(bool(plain) and plain[0].get("name") == "Antikvariát U Zlatého klíče"
+               and plain[0].get("icon_url") == seen.bases["prosty"] + "/favicon.ico",
+               "a page naming neither: its title as the name, /favicon.ico as the icon")
+    proof.that(len(checks) == 2 and len(plain) == 2, f"one record a week per site ({len(checks)} and {len(plain)})")
     proof.that(set(seen.paths("presmerovani")) == {"/robots.txt", "/", "/cs/", "/static/ikona.png"}
                and set(seen.paths("prosty")) == {"/robots.txt", "/", "/favicon.ico"},
                "nothing more read: no link, script, style or image")
     keys = {k for i in seen.out.of("site.checked") for k in i}
     proof.that(keys <= CHECK_KEYS and not seen.out.texts, "no home page content kept")
+    proof.that(not [x for x in seen.every() if x.header("Cookie")], "the cookie the home page set never sent back")
     dead = seen.out.of("site.checked", "top-nedostupny")
     proof.that(bool(dead) and all(d["reachable"] is False for d in dead), "a site that answers nothing: unreachable")
     return proof
@@ -217,8 +236,13 @@ def _p05(r: Runs) -> Proof:
     proof.that(len(reads) == 2 and reads[0] < MON6 + 4 * 3600 <= reads[1], "the feed read in both rounds")
     arts = [p for p in seen.paths("magistrat") if p.startswith(("/clanky/", "/vyhrazeno/"))]
     proof.that(bool(arts) and len(arts) == len(set(arts)), f"no article requested twice ({len(arts)} articles)")
+    again = {x["url"].split("/", 3)[-1] for x in seen.out.skipped("already_read", "aktuality")}
+    opened = {p.lstrip("/") for p in arts}
+    proof.that(bool(opened) and opened <= again, f"the second read listed them again: {len(opened)} recorded as "
+               "already_read")
     atom_reads = [x for x in seen.log("magistrat") if x.path == "/tiskove/atom.xml"]
-    proof.that([x.status for x in atom_reads] == [200, 304], "an unchanged Atom feed: a 304 the second time")
+    proof.that([x.status for x in atom_reads] == [200, 304] and bool(atom_reads[1].header("If-None-Match")),
+               "an unchanged Atom feed: asked with If-None-Match the second time, a 304")
     return proof
 
 
@@ -226,10 +250,14 @@ def _p06(r: Runs) -> Proof:
     proof, real = Proof(), r["praha-real"]
     g = real.gaps("pomaly")
     least = 3 * real.extra["scale"]
-    proof.that(bool(g) and min(g) >= least, f"the profile's own gap: {secs(min(g, default=0))} (>= {secs(least)})")
+    proof.that(real.paths("pomaly") == ["/robots.txt", "/rss.xml"] and bool(g) and min(g) >= least
+               and not real.overlaps(), f"the profile's own gap: robots.txt, then the feed {secs(min(g, default=0))} "
+               f"after its end (>= {secs(least)})")
     proof.extend(common.pacing(r))
     seen = r["praha-feeds"]
     allowed = {"/robots.txt", "/aktuality/rss.xml", "/tiskove/atom.xml", "/.well-known/tdmrep.json", *ARTICLES}
+    proof.that(not seen.overlaps(), f"with no wait at all, still one request at a time on each of "
+               f"{len(seen.logs)} sites")
     proof.that(set(seen.paths("magistrat")) <= allowed, "never the whole site: only what a feed published")
     return proof
 
@@ -240,11 +268,14 @@ def _p07(r: Runs) -> Proof:
         closed = seen.out.of("source.closed", site)
         later = [x for x in seen.out.skipped("source_closed", site)
                  if str(x.get("round", "")).startswith("2026-12-01T10")]
+        stopped = [x for x in seen.out.skipped("host_stopped", site + "-ok") if x["url"].endswith("/ok.xml")]
         proof.that(seen.paths(site) == ["/robots.txt", "/rss.xml"] and len(closed) == 1
-                   and closed[0].get("reason") == reason and len(later) == 1,
-                   f"{reason}: one request, the source closed, left out of the next round")
-    proof.that(all(seen.paths(n) == ["/robots.txt"] for n in ("robots429", "robotsvyzva")),
-               "a 429 or a challenge at robots.txt: nothing after it")
+                   and closed[0].get("reason") == reason and len(later) == 1 and bool(stopped),
+                   f"{reason}: one request, the source closed and left out of the next round, the site's other "
+                   "feed left as host_stopped")
+    proof.that(all(seen.paths(n) == ["/robots.txt"] and len(seen.out.of("source.closed", n)) == 1
+                   for n in ("robots429", "robotsvyzva")),
+               "a 429 or a challenge at robots.txt: nothing after it, the source closed once")
     counts = sorted(seen.extra["by_address"].values())
     proof.that(counts == [0, 2], f"a refusing site on two addresses: after the 403 none to the other ({counts})")
     addresses = {x.client.rsplit(":", 1)[0] for x in seen.every()}
@@ -257,6 +288,9 @@ def _p08(r: Runs) -> Proof:
     proof, seen = Proof(), r["praha-feeds"]
     every = seen.every()
     proof.that({x.method for x in every} == {"GET"}, f"{len(every)} requests, all GET")
+    ua = r.profile.user_agent
+    proof.that({x.header("User-Agent") for x in every} == {ua} and not any(w in ua for w in common.BROWSER_WORDS),
+               "every one as the bot, no browser's name in its User-Agent")
     sent = sorted({k.lower() for x in every for k, _ in x.headers if k.lower() in BROWSER_HEADERS})
     proof.that(not sent, "no cookie or browser header sent" + (f" (sent {sent})" if sent else ""))
     proof.that(not [x for x in every if x.path.startswith(("/hledat", "/foto/", "/styl", "/aplikace"))],
@@ -266,11 +300,16 @@ def _p08(r: Runs) -> Proof:
 
 def _p09(r: Runs) -> Proof:
     proof, seen = Proof(), r["praha-feeds"]
-    proof.that(seen.paths("zakaz") == ["/robots.txt"] and bool(seen.out.skipped("robots_disallowed", "zakaz")),
-               f"User-agent: {r.profile.robots_token} / Disallow: / obeyed")
+    refused = seen.out.skipped("robots_disallowed", "zakaz")
+    proof.that(seen.paths("zakaz") == ["/robots.txt"] and len(refused) == 2
+               and all("Disallow: /" in x.get("detail", "") for x in refused),
+               f"User-agent: {r.profile.robots_token} / Disallow: / obeyed: the feed recorded as robots_disallowed "
+               "in both rounds, naming the line")
     proof.that("/interni/pokyn" not in seen.paths("magistrat"), "a path closed only to Praha-X not read")
-    proof.that(seen.log("blok") == [] and len(seen.out.skipped("blocked_by_operator", "blok")) == 2,
-               "removed by hand (a block of its domain): no request in two rounds")
+    blocked = seen.out.skipped("blocked_by_operator", "blok")
+    proof.that(seen.log("blok") == [] and len(blocked) == 2 and all(REASON in x.get("detail", "") for x in blocked),
+               "removed by hand (a block of its domain): no request in two rounds, each skip giving the owner's "
+               "request")
     return proof
 
 
