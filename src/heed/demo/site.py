@@ -14,8 +14,9 @@ _TOKEN = re.compile(r"\{\{(base|url:[A-Za-z0-9_.-]+)\}\}")
 
 @dataclass(frozen=True)
 class RequestRecord:
-    """One request as the site saw it. ``t_start``: request line read; ``t_end``: response
-    fully written (server wall clock). ``host`` is the site's ip:port, ``client`` the peer's."""
+    """One request as the site saw it. ``t_start``: request line read; ``t_end``: the last
+    write of the response began (server wall clock: the crawler cannot hold the answer before).
+    ``host`` is the site's ip:port, ``client`` the peer's."""
 
     t_start: float
     t_end: float

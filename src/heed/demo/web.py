@@ -81,17 +81,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         else:
             status, out, body = self.server.respond(self.path, headers)
-        sent = self._write(status, out, body)
+        sent, t_end = self._write(status, out, body)
         # The request target as it arrived (http.server folds a leading "//" of self.path into
         # "/"): a site's log shows what the crawler sent.
         words = self.requestline.split(" ")
         target = words[1] if len(words) == 3 else self.path
         self.server._record(RequestRecord(
-            t_start=t_start, t_end=time.time(), host=self.server.host, method=self.command,
+            t_start=t_start, t_end=t_end, host=self.server.host, method=self.command,
             path=target, headers=headers, status=status, bytes=sent,
             client=f"{self.client_address[0]}:{self.client_address[1]}"))
 
-    def _write(self, status: int, out: list[tuple[str, str]], body: bytes) -> int:
+    def _write(self, status: int, out: list[tuple[str, str]], body: bytes) -> tuple[int, float]:
+        """Send the answer; the bytes of its body and when its last write began. That moment is the
+        request's end in the log: the crawler holds the whole answer only after it, so a gap it
+        counts from its own end is never longer than the log's. A stamp taken after the write
+        would wait for this thread's next turn at the GIL (which the crawler shares here, 5 ms and
+        more under load) and shorten every gap the log shows by that wait."""
+        t_end = time.time()
         try:
             self.send_response_only(status)
             names = {k.lower() for k, _ in out}
@@ -104,14 +110,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header("Content-Length", str(len(body)))
             if self.close_connection:
                 self.send_header("Connection", "close")
+            t_end = time.time()
             self.end_headers()
             if body:
+                t_end = time.time()
                 self.wfile.write(body)
             self.wfile.flush()
-            return len(body)
+            return len(body), t_end
         except OSError:
             self.close_connection = True
-            return 0
+            return 0, t_end
 
 
 class RecordingServer(ThreadingHTTPServer):
