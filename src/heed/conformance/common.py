@@ -247,7 +247,9 @@ def robots_first(r: Runs) -> Proof:
     closed = paths["disallowed"] + [f"{_prefix(r.bot)}/closed/x"]
     proof.that(not asked & set(closed), f"none of {len(closed)} disallowed URLs requested")
     refused = {s["url"].split("/", 3)[-1] for s in seen.out.skipped("robots_disallowed")}
-    proof.that({c.lstrip("/") for c in closed} <= refused, "each recorded as robots_disallowed")
+    proof.that({c.lstrip("/") for c in closed} == refused,
+               "each recorded as robots_disallowed, and no URL robots.txt allows"
+               + ("" if refused <= {c.lstrip("/") for c in closed} else f" (also {sorted(refused)})"))
     return proof
 
 
