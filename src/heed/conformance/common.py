@@ -1,31 +1,35 @@
 """COMMON-01..09, the rules all five bots share, proven on each bot's own task (see reach.py).
 
 Three scenarios: ``common`` (one round, no waits: robots.txt groups and matching, cookies, traps,
-a login, a paywall, redirects to another host, a blocked site, a purge), ``pacing`` (three hosts,
-the profile's waits scaled: the minimum gap, Crawl-delay up to the cap, a redirect hop paced) and
-``real`` (the profile's own waits, unscaled where they are short)."""
+a login, a paywall, bylines, redirects to another host and a chain past the hop limit, sites
+blocked by the operator and by the profile, a purge), ``pacing`` (three hosts, the profile's waits
+scaled: the minimum gap, Crawl-delay up to the cap, a redirect hop paced) and ``concurrent`` (one
+host's work token handed to three fetchers at once, as Lambda may; on the aws stack)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from typing import Any
 
 from heed_core.profile import load_profile
+from heed_core.work import Source
 
 from heed.conformance.model import Bound, OwnIdentity, Proof, Rule, Runs, Scenario, scale_words, secs, utc
 from heed.conformance.reach import REACH
 from heed.conformance.runner import Bench
-from heed.conformance.sites import TRAP_PATHS, robots
+from heed.conformance.sites import TRAP_PATHS, robots, rss
 from heed.conformance.stack import Output
-from heed.demo.web import Route
+from heed.demo.web import Hit, Route
 
-__all__ = ["PACE", "Pace", "get_only", "groups", "identity", "pacing", "public_only", "redirect_is_a_request",
-           "robots_first", "rules", "scenarios", "stop_and_delete"]
+__all__ = ["PACE", "PUBLISHED_UA", "Pace", "fixed_egress", "get_only", "groups", "identity", "pacing",
+           "public_only", "redirect_is_a_request", "robots_first", "rules", "scenarios", "stop_and_delete"]
 
 START = utc("2026-12-01T06:00")  # a Tuesday; every bot's task runs when fired
 AUTHOR, EMAIL = "Kari Nordmann", "kari.nordmann@example.org"
 PAID = "SEGRETO-PAGATO"
 BROWSER_WORDS = ("Mozilla", "Chrome", "Safari", "Gecko", "Firefox", "Edg/")
+BYLINE_XML = f"<author>{EMAIL} ({AUTHOR})</author><dc:creator>{AUTHOR}</dc:creator>"
 PAYWALL_HEAD = ('<script type="application/ld+json">{"@context": "https://schema.org", "@type": "NewsArticle",'
                 ' "headline": "Premium", "isAccessibleForFree": false}</script>')
 
@@ -49,6 +53,19 @@ PACE = {
 }
 NO_CAP_S = 86400.0
 
+# COMMON-01: the identity each bot's public page shows (../shared/seeds/*.txt), byte for byte;
+# SpringStudioBot's page gives its name and version "with a link to this page", its info URL.
+PUBLISHED_UA = {
+    "springstudiobot": "SpringStudioBot/1.0 (+https://springstudio.no/springstudiobot)",
+    "praha-x": "Praha-X/0.1 (+https://praha-x.cz/bot)",
+    "wannadobot": "WannadoBot/1.0 (+https://wannado.nl/crawler)",
+    "subsidieupdate": "SubsidieUpdate/1.0 (+https://www.subsidieupdate.nl/bot)",
+    "aubebot": "AubeBot/0.1 (+https://aube.news/robot; collecte RSS polie)",
+}
+# The bots that keep no page text (COMMON-07: nothing of a byline stored at all); the others keep
+# texts by their own rules (PRAHA-02's working material, SUBSIDIE's page versions to compare).
+NO_TEXT_KEPT = ("aubebot", "springstudiobot", "wannadobot")
+
 
 def _prefix(bot: str) -> str:
     return REACH[bot].prefix
@@ -57,7 +74,8 @@ def _prefix(bot: str) -> str:
 def _open_paths(bot: str) -> dict[str, list[str]]:
     """The paths the bot is brought to on the main host, by what robots.txt says of them."""
     p = _prefix(bot)
-    return {"allowed": [f"{p}/public/1", f"{p}/news/public/y", f"{p}/tie/z", f"{p}/files/doc.pdf.html"],
+    return {"allowed": [f"{p}/public/1", f"{p}/news/public/y", f"{p}/tie/z", f"{p}/files/doc.pdf.html",
+                        f"{p}/files/doc.pdf?v=1"],
             "disallowed": [f"/privat{p}/1", f"{p}/news/x", f"{p}/files/doc.pdf"],
             "login": [f"{p}/konto"], "paid": [f"{p}/betalt"] if REACH[bot].by == "feed" else [],
             "redirects": [f"{p}/moved", f"{p}/around"]}
@@ -90,23 +108,43 @@ def _play_common(b: Bench) -> Output:
     pages[f"{p}/around"] = Route(status=302, location=f"{moved}{p}/closed/x")
     pages["/robots.txt"] = robots(_robots_open(token, p))
     sources: list[Any] = []
+    if reach.by == "feed":
+        # A feed whose item names its author (a byline and an address): the item is public, the author is not kept.
+        pages["/feeds/byline.xml"] = Route(body=rss([{"title": "Met auteur", "link": "{{base}}" + f"{p}/public/1",
+                                                      "summary": "Breve.", "extra": BYLINE_XML}]),
+                                           content_type="application/rss+xml; charset=utf-8")
 
     def open_routes(base: str) -> dict[str, Route]:
         routes, srcs = reach.world("open", base, [x for k in paths.values() for x in k], pages)
         sources.extend(srcs)
+        if reach.by == "feed":
+            sources.append(Source("open-byline", base + "/feeds/byline.xml", "feed",
+                                  {"write_about": True} if reach.write_about else {}))
         return routes
     b.sites.add("open", open_routes)
-    blocked = b.sites.add("blocked", lambda base: reach.world(
-        "blocked", base, [f"{p}/public/1"], {"/robots.txt": robots("User-agent: *\nAllow: /\n"),
-                                             f"{p}/public/1": reach.page("Geblokkeerd")})[0])
-    sources += reach.world("blocked", blocked, [f"{p}/public/1"], {})[1]
+    # A redirect chain one hop longer than the profile follows.
+    hops = b.profile.redirects.max_hops
+    chain = {"/robots.txt": robots("User-agent: *\nAllow: /\n"), f"{p}/c/{hops + 1}": reach.page("Einde"),
+             **{f"{p}/c/{i}": Route(status=301, location=f"{p}/c/{i + 1}") for i in range(hops + 1)}}
+    chained = b.sites.add("chain", lambda base: reach.world("chain", base, [f"{p}/c/0"], chain)[0])
+    sources += reach.world("chain", chained, [f"{p}/c/0"], {})[1]
+    # Two sites robots.txt opens to all: one the operator blocks (by a stop request), one the profile lists.
+    ips: dict[str, str] = {}
+    shut = {"/robots.txt": robots("User-agent: *\nAllow: /\n"), f"{p}/public/1": reach.page("Geblokkeerd")}
+    for name in ("blocked", "listed"):
+        def shut_routes(base: str, name: str = name) -> dict[str, Route]:
+            return reach.world(name, base, [f"{p}/public/1"], shut)[0]
+        base = b.sites.add(name, shut_routes)
+        sources += reach.world(name, base, [f"{p}/public/1"], {})[1]
+        ips[name] = base.split("//", 1)[1].rsplit(":", 1)[0]
     # Every path decided by robots.txt alone: the page caps of one round are lifted here.
-    profile = b.derived({"tasks": {k: v for k, v in {
+    changes: dict[str, Any] = {"tasks": {k: v for k, v in {
         "subsidy": {"max_pages_per_host_per_round": 50}, "agenda": {"max_pages_per_site_per_round": 50}}.items()
-        if k in b.profile.task_kinds}})
+        if k in b.profile.task_kinds}}
+    changes["operator"] = {"blocked_domains": [*b.profile.operator.blocked_domains, ips["listed"]]}
+    profile = b.derived(changes)
     stack = b.stack(profile, sources, START - 60)
-    block_ip = blocked.split("//", 1)[1].rsplit(":", 1)[0]
-    stack.store.block_domain(block_ip, "the site owner asked us to stop (by mail)")
+    stack.store.block_domain(ips["blocked"], "the site owner asked us to stop (by mail)")
     stack.round(START, [reach.kind])
     moved_ip = moved.split("//", 1)[1].rsplit(":", 1)[0]
     before = stack.stored_text().count(moved_ip)
@@ -140,6 +178,33 @@ def _play_pacing(b: Bench) -> Output:
     return stack.finish()
 
 
+def _play_concurrent(b: Bench) -> Output:
+    """One host's work token handed to three fetchers at once, every answer of the host slow."""
+    bot = b.extra["bot"]
+    reach, p = REACH[bot], _prefix(bot)
+    paths = [f"{p}/l/{i}" for i in range(3)]
+
+    def slow(route: Route) -> Route:
+        body = route.body
+
+        def answer(hit: Hit) -> str | bytes:
+            time.sleep(0.25)  # long enough that two requests at once would overlap at the site
+            return body(hit) if callable(body) else body
+        return replace(route, body=answer)
+    pages = {"/robots.txt": robots("User-agent: *\nAllow: /\n"), **{x: reach.page(f"Samen {x}") for x in paths}}
+
+    def routes(base: str) -> dict[str, Route]:
+        return {k: slow(v) for k, v in reach.world("together", base, paths, pages, cookies=False)[0].items()}
+    base = b.sites.add("together", routes)
+    sources = reach.world("together", base, paths, {})[1]
+    b.engine = "aws"  # duplicate deliveries are SQS's and Lambda's; the embedded engine holds a token once
+    stack = b.stack(b.derived(), sources, START - 60)
+    stack.advance_to(START)
+    stack.run.fire(START, [reach.kind])
+    b.extra["copies"] = stack.invoke_copies(3)
+    return stack.finish()
+
+
 def scenarios(bot: str) -> list[Scenario]:
     def with_bot(play: Any) -> Any:
         def run(b: Bench) -> Output:
@@ -150,7 +215,9 @@ def scenarios(bot: str) -> list[Scenario]:
     return [Scenario("common", 0, "robots.txt groups, cookies, traps, a login, redirects, a block, a purge",
                      with_bot(_play_common)),
             Scenario("pacing", PACE[bot].scale, "three hosts: the gap, Crawl-delay up to the cap, a redirect hop",
-                     with_bot(_play_pacing))]
+                     with_bot(_play_pacing)),
+            Scenario("concurrent", 0, "one host's work token handed to three fetchers at once",
+                     with_bot(_play_concurrent))]
 
 
 # --- the checks -----------------------------------------------------------------------------------
@@ -180,7 +247,9 @@ def robots_first(r: Runs) -> Proof:
     closed = paths["disallowed"] + [f"{_prefix(r.bot)}/closed/x"]
     proof.that(not asked & set(closed), f"none of {len(closed)} disallowed URLs requested")
     refused = {s["url"].split("/", 3)[-1] for s in seen.out.skipped("robots_disallowed")}
-    proof.that({c.lstrip("/") for c in closed} <= refused, "each recorded as robots_disallowed")
+    proof.that({c.lstrip("/") for c in closed} == refused,
+               "each recorded as robots_disallowed, and no URL robots.txt allows"
+               + ("" if refused <= {c.lstrip("/") for c in closed} else f" (also {sorted(refused)})"))
     return proof
 
 
@@ -192,8 +261,13 @@ def groups(r: Runs) -> Proof:
     proof.that(f"{p}/news/public/y" in asked and f"{p}/news/x" not in asked,
                "longest match: Allow P/news/public/ beat Disallow P/news/".replace("P", p))
     proof.that(f"{p}/tie/z" in asked, "an Allow and a Disallow of one length: Allow won")
-    proof.that(f"{p}/files/doc.pdf.html" in asked and f"{p}/files/doc.pdf" not in asked,
-               "/*.pdf$ closed .pdf and not .pdf.html")
+    query = f"{p}/files/doc.pdf?v=1"
+    # A bot's own task may still decline it (SubsidieUpdate reads subsidy pages, not files): robots.txt did not.
+    declined = sorted({x["reason"] for x in seen.out.skips if x["url"].endswith(query)})
+    passed = query in asked or bool(declined) and "robots_disallowed" not in declined
+    proof.that(f"{p}/files/doc.pdf.html" in asked and passed and f"{p}/files/doc.pdf" not in asked,
+               "/*.pdf$ closed .pdf and not .pdf.html nor .pdf?v=1"
+               + ("" if query in asked else f" (.pdf?v=1 then declined by the bot's task: {', '.join(declined)})"))
     return proof
 
 
@@ -225,6 +299,12 @@ def pacing(r: Runs) -> Proof:
                    f"{secs(min(g, default=0))}-{secs(max(g, default=0))}")
     pairs = r["common"].overlaps() + seen.overlaps()
     proof.that(not pairs, "never two requests in flight to one host")
+    together, p = r["concurrent"], _prefix(r.bot)
+    asked = together.paths("together")
+    proof.that({f"{p}/l/{i}" for i in range(3)} <= set(asked) and not together.overlaps()
+               and together.extra["copies"] == 3,
+               f"one host's work handed to {together.extra['copies']} fetchers at once (each answer 0.25 s slow): "
+               f"{len(asked)} requests, all 3 pages, never two in flight")
     return proof
 
 
@@ -245,6 +325,13 @@ def redirect_is_a_request(r: Runs) -> Proof:
     least = PACE[r.bot].min_gap_s * pacing.scale
     gap = hops[1].t_start - hops[0].t_end if len(hops) == 2 else -1.0
     proof.that(gap >= least, f"a same-host hop paced like any request: {secs(max(gap, 0))} >= {secs(least)}")
+    n = r.profile.redirects.max_hops
+    chain = seen.paths("chain")
+    last = f"{p}/c/{n + 1}"
+    proof.that(all(f"{p}/c/{i}" in chain for i in range(n + 1)) and last not in chain
+               and any(s["url"].endswith(last) for s in seen.out.skipped("too_many_redirects")),
+               f"a chain of {n + 1} redirects: {n} followed (redirects.max_hops), the last target not asked, "
+               "recorded as too_many_redirects")
     return proof
 
 
@@ -259,31 +346,56 @@ def public_only(r: Runs) -> Proof:
     if paths["paid"]:
         proof.that(any(s["url"].endswith(paths["paid"][0]) for s in seen.out.skipped("paywalled")),
                    "a paywalled article recorded as paywalled")
-        proof.that(PAID not in kept, "its text (in the page) kept nowhere")
+        proof.that(PAID not in kept and not [i for i in seen.out.of("article.read") if i["url"].endswith(
+            paths["paid"][0])], "its text (in the page) kept nowhere, no article read from it")
     if r.bot in ("aubebot", "praha-x", "springstudiobot"):
-        found = repr(seen.out.of("item.found"))
-        proof.that(AUTHOR not in found and EMAIL not in found and "bruker_ola" not in found,
-                   "no author, address or user name in what it keeps of an item")
+        items = seen.out.of("item.found")
+        found = repr(items)
+        bylined = " (one from a feed item naming its author)" if REACH[r.bot].by == "feed" else ""
+        proof.that(bool(items) and AUTHOR not in found and EMAIL not in found and "bruker_ola" not in found,
+                   f"no author, address or user name in what it keeps of {len(items)} items{bylined}")
+    if r.bot in NO_TEXT_KEPT:
+        stored = seen.out.stored + seen.out.kept_text()
+        proof.that(AUTHOR not in stored and EMAIL not in stored and "bruker_ola" not in stored,
+                   "nor anywhere in what it stores (state and texts)")
     return proof
 
 
 def stop_and_delete(r: Runs) -> Proof:
     proof, seen = Proof(), r["common"]
-    proof.that(seen.log("blocked") == [], "a blocked site saw no request at all, robots.txt allowing everything")
-    proof.that(bool(seen.out.skipped("blocked_by_operator")), "recorded as blocked_by_operator")
+    proof.that(seen.log("blocked") == [], "a site blocked by a stop request saw no request at all, robots.txt "
+                                          "allowing everything")
+    proof.that(seen.log("listed") == [], "nor one in the profile's operator.blocked_domains")
+    skipped = {str(s.get("source", "")).split("-")[0] for s in seen.out.skipped("blocked_by_operator")}
+    proof.that(skipped == {"blocked", "listed"}, "both recorded as blocked_by_operator, and no other site")
     report, base = seen.extra["purge"], seen.bases["moved"]
     left = [line for line in seen.out.stored.splitlines() if f'"H#{base}' in line]
     elsewhere = [line for line in seen.out.stored.splitlines() if base in line and f'"H#{base}' not in line]
     proof.that(seen.extra["moved_items_before"] > 0 and not left and base not in seen.out.kept_text(),
                f"purge of {seen.extra['moved_host']}: {report.state_items} state items and {report.objects} "
                f"texts deleted, none of its host's items left")
+    proof.that(f'"H#{seen.bases["open"]}' in seen.out.stored, "the other hosts' items kept")
     if elsewhere:
         proof.note(f"{len(elsewhere)} item(s) of other hosts still name its URLs (what they linked or redirected to)")
     return proof
 
 
+def fixed_egress(r: Runs) -> Proof:
+    """COMMON-09 on template.yaml (heed.conformance.deploy.egress), and that nothing else puts a
+    function in the VPC and the NAT route is the default route."""
+    from heed.conformance.deploy import egress, template
+
+    proof, t = egress(r), template()
+    res = t["Resources"]
+    proof.that("VpcConfig" not in t.get("Globals", {}).get("Function", {}), "no VPC set for every function (Globals)")
+    routes = [v["Properties"] for v in res.values() if v["Type"] == "AWS::EC2::Route"
+              and ("NatGatewayId" in v["Properties"] or "InstanceId" in v["Properties"])]
+    proof.that(bool(routes) and all(x.get("DestinationCidrBlock") == "0.0.0.0/0" for x in routes),
+               "the NAT routes are the default route (0.0.0.0/0)")
+    return proof
+
+
 def rules(bot: str) -> list[Rule]:
-    from heed.conformance.deploy import egress
 
     shipped = load_profile(bot)
     pace = PACE[bot]
@@ -293,7 +405,7 @@ def rules(bot: str) -> list[Rule]:
     return [
         Rule("COMMON-01", "Every request carries the bot's own exact User-Agent: token/version (+info URL), "
                           "never a browser's.",
-             (OwnIdentity(bot, shipped.user_agent, shipped.robots_token),),
+             (OwnIdentity(bot, PUBLISHED_UA[bot], shipped.robots_token),),
              identity),
         Rule("COMMON-02", "robots.txt comes first on a host, and nothing it disallows for the bot is fetched.",
              (), robots_first, binds=("robots_token",)),
@@ -309,6 +421,6 @@ def rules(bot: str) -> list[Rule]:
              public_only),
         Rule("COMMON-08", "A stop request is honoured without a robots.txt change; all stored from a domain "
                           "can be deleted.", (), stop_and_delete, binds=("operator.blocked_domains",)),
-        Rule("COMMON-09", "Requests leave from fixed, published egress addresses.", (), egress,
+        Rule("COMMON-09", "Requests leave from fixed, published egress addresses.", (), fixed_egress,
              binds=("egress.ips",), deployment=True),
     ]

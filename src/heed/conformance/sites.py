@@ -185,3 +185,9 @@ def jsonld(events: Sequence[Mapping[str, object]]) -> str:
     """schema.org events as a JSON-LD script (WANNADO-10: structured data first)."""
     graph = [{"@context": "https://schema.org", "@type": "TheaterEvent", **e} for e in events]
     return f'<script type="application/ld+json">{json.dumps(graph)}</script>'
+
+
+def free_address(sites: Sites) -> str:
+    """An address of the conformance range for a server of the scenario's own that is not a
+    recording site (e.g. WANNADO-10's stand-in for a model provider, which answers POSTs)."""
+    return next(sites._free)

@@ -174,6 +174,33 @@ class Stack:
                                         ensure_ascii=False, default=str))
         return "\n".join(parts)
 
+    def invoke_copies(self, copies: int) -> int:
+        """Hand the next work token, and ``copies - 1`` duplicates of it, to fetcher invocations
+        running at once (as Lambda may when a token's visibility runs out while its first holder
+        is still at work: COMMON-05's host lease must let one through at a time), then drain.
+        Returns how many invocations ran at once. The aws stack only (SQS and Lambda)."""
+        import threading
+        import time as _time
+
+        lr = self.run
+        first = lr.sqs.receive_message(QueueUrl=lr.res.queue_url, MaxNumberOfMessages=1,
+                                       AttributeNames=["All"])["Messages"]
+        lr.watch.received(first)
+        for n in range(1, copies):
+            # Another message group: the queue hands it out while the first is still held.
+            lr.sqs.send_message(QueueUrl=lr.res.queue_url, MessageBody=first[0]["Body"], MessageGroupId=f"copy-{n}",
+                                MessageDeduplicationId=f"copy-{n}-{_time.time()}")
+        others = lr.sqs.receive_message(QueueUrl=lr.res.queue_url, MaxNumberOfMessages=10,
+                                        AttributeNames=["All"]).get("Messages", [])
+        lr.watch.received(others)
+        threads = [threading.Thread(target=lr.invoke, args=([m],)) for m in first + others]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        lr.drain()
+        return len(threads)
+
 
 def _readable(value: Mapping[str, Any]) -> Any:
     if "B" in value:
