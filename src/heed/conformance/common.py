@@ -197,7 +197,6 @@ def _play_concurrent(b: Bench) -> Output:
         return {k: slow(v) for k, v in reach.world("together", base, paths, pages, cookies=False)[0].items()}
     base = b.sites.add("together", routes)
     sources = reach.world("together", base, paths, {})[1]
-    b.engine = "aws"  # duplicate deliveries are SQS's and Lambda's; the embedded engine holds a token once
     stack = b.stack(b.derived(), sources, START - 60)
     stack.advance_to(START)
     stack.run.fire(START, [reach.kind])
@@ -216,8 +215,9 @@ def scenarios(bot: str) -> list[Scenario]:
                      with_bot(_play_common)),
             Scenario("pacing", PACE[bot].scale, "three hosts: the gap, Crawl-delay up to the cap, a redirect hop",
                      with_bot(_play_pacing)),
+            # Duplicate deliveries are SQS's and Lambda's: the embedded engine holds a token once.
             Scenario("concurrent", 0, "one host's work token handed to three fetchers at once",
-                     with_bot(_play_concurrent))]
+                     with_bot(_play_concurrent), engine="aws")]
 
 
 # --- the checks -----------------------------------------------------------------------------------

@@ -210,6 +210,7 @@ class Seen:
     marks: list[float] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    engine: str = "aws"
 
     def log(self, site: str) -> list[RequestRecord]:
         return self.logs[site]
@@ -244,3 +245,4 @@ class Scenario:
     scale: float
     about: str
     play: Callable[[Any], Output]
+    engine: str | None = None  # the one engine it runs on, whatever the run asked (said in the report)

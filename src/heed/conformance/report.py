@@ -6,7 +6,7 @@ import shutil
 import textwrap
 from typing import Any
 
-from heed.conformance.model import scale_words
+from heed.conformance.model import Seen, scale_words
 from heed.conformance.runner import Report
 
 __all__ = ["as_json", "as_table"]
@@ -14,9 +14,14 @@ __all__ = ["as_json", "as_table"]
 _MARK = {"pass": "pass", "fail": "FAIL", "error": "ERROR"}
 
 
+def _said(report: Report, s: Seen) -> str:
+    """A scenario's scale, and its engine where it is not the run's."""
+    return scale_words(s.scale) + ("" if s.engine == report.engine else f", on the {s.engine} engine")
+
+
 def _scenarios(report: Report, names: tuple[str, ...]) -> str:
-    scale = {s.name: s.scale for s in report.scenarios}
-    return ", ".join(f"{n} ({scale_words(scale[n])})" for n in names if n in scale)
+    seen = {s.name: s for s in report.scenarios}
+    return ", ".join(f"{n} ({_said(report, seen[n])})" for n in names if n in seen)
 
 
 def as_table(report: Report, width: int | None = None) -> str:
@@ -39,7 +44,7 @@ def as_table(report: Report, width: int | None = None) -> str:
         if where:
             seen += f" [seen in: {where}]"
         lines += [pad + s for s in textwrap.wrap(seen, body, initial_indent="  ", subsequent_indent="  ")]
-    ran = [f"{s.name} {s.seconds:.1f} s ({scale_words(s.scale)}, {sum(len(v) for v in s.logs.values())} requests)"
+    ran = [f"{s.name} {s.seconds:.1f} s ({_said(report, s)}, {sum(len(v) for v in s.logs.values())} requests)"
            for s in report.scenarios]
     lines += ["", "scenarios: " + "; ".join(ran)]
     lines.append("exit 0: every rule holds" if report.passed else
@@ -54,7 +59,7 @@ def as_json(report: Report) -> str:
         "rules": [{"id": v.rule.id, "sentence": v.rule.sentence, "keys": list(v.rule.keys), "result": v.result,
                    "evidence": v.evidence, "scenarios": list(v.scenarios), "deployment": v.rule.deployment}
                   for v in report.verdicts],
-        "scenarios": [{"name": s.name, "scale": s.scale, "scale_words": scale_words(s.scale),
+        "scenarios": [{"name": s.name, "scale": s.scale, "scale_words": scale_words(s.scale), "engine": s.engine,
                        "seconds": round(s.seconds, 2), "sites": len(s.logs),
                        "requests": sum(len(v) for v in s.logs.values())} for s in report.scenarios],
     }

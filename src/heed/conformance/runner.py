@@ -81,7 +81,8 @@ class _Runs:
     def _play(self, sc: Scenario) -> Seen:
         if self.progress is not None:
             self.progress(f"scenario {sc.name}: {sc.about}")
-        bench = Bench(self.profile, sc.scale, self.workdir / sc.name, self.engine)
+        engine = sc.engine or self.engine
+        bench = Bench(self.profile, sc.scale, self.workdir / sc.name, engine)
         t0 = time.monotonic()
         try:
             out: Output = sc.play(bench)
@@ -96,7 +97,7 @@ class _Runs:
             logs = bench.sites.logs()
             bench.sites.stop()
         return Seen(sc.name, sc.scale, logs, dict(bench.sites.bases), out, bench.marks, bench.extra,
-                    time.monotonic() - t0)
+                    time.monotonic() - t0, engine)
 
 
 @dataclass(frozen=True)

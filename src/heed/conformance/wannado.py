@@ -180,7 +180,6 @@ def _play_model(b: Bench) -> Output:
     provider = _Provider(free_address(b.sites))
     b.extra["model"] = provider.asked
     profile = b.derived({"tasks": {"agenda": {"extractor": "bedrock", "bedrock_model_id": MODEL_ID}}})
-    b.engine = "aws"  # Bedrock is an AWS service: the embedded engine has no language-model path
     before = os.environ.get(ENDPOINT_ENV)
     os.environ[ENDPOINT_ENV] = provider.url
     try:
@@ -198,8 +197,9 @@ def _play_model(b: Bench) -> Output:
 def scenarios() -> list[Scenario]:
     return [Scenario("wannado-agenda", SCALE, "two agenda rounds over five venues and a render service", _play_agenda),
             Scenario("wannado-real", 1, "the profile's own waits on one venue", _play_real),
+            # Bedrock is an AWS service: the embedded engine has no language-model path.
             Scenario("wannado-model", SCALE, "a venue page without structured data and a stand-in model provider",
-                     _play_model)]
+                     _play_model, engine="aws")]
 
 
 # --- the checks -----------------------------------------------------------------------------------
