@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -230,25 +230,31 @@ def crawl(p: Profile, web: FaultWeb, out: Path, faults: Faults | None = None, *,
 
 
 def check(web: FaultWeb, c: Crawl, *, refetched: int = 0, articles: int = 3) -> None:
-    """The invariants every fault must keep (``refetched``: URLs a crash may have asked twice)."""
+    """The invariants every fault must keep (``refetched``: URLs a crash may have asked twice),
+    in the time the bot lives by (the sites log wall-clock time; the runtime's clock jumps over
+    idle time, e.g. a visibility timeout that a crashed invocation's tokens wait out)."""
+    holds(web, c.items(), at=c.run.clock.at, refetched=refetched, articles=articles)
+
+
+def holds(web: FaultWeb, results: Sequence[Mapping[str, Any]], *, at: Callable[[float], float] = float,
+          refetched: int = 0, articles: int = 3) -> None:
+    """What the sites saw and the results say after a crawl through faults, on either engine:
+    each page asked once (``refetched`` of them at most twice), every article of every feed read
+    (nothing lost), each result reported exactly once, no gap broken (``at``: a site's wall time
+    on the bot's clock)."""
     log = web.log()
     per_url = Counter(f"{r.host}{r.path}" for r in log)
     twice = [u for u, n in per_url.items() if n > 1 and not u.endswith("/robots.txt")]
     assert len(twice) <= refetched and all(per_url[u] <= 2 for u in twice), per_url
-    # every article of every feed was read (nothing lost), each result reported exactly once
     pages = {f"{s.host}/a/{i}" for s in web.servers for i in range(articles)}
     assert pages <= set(per_url), sorted(pages - set(per_url))
-    ids = Counter(i["id"] for i in c.items())
+    ids = Counter(i["id"] for i in results)
     assert ids and max(ids.values()) == 1, [k for k, v in ids.items() if v > 1]
-    kinds = Counter(i["detail_type"] for i in c.items())
+    kinds = Counter(i["detail_type"] for i in results)
     assert kinds == {"item.found": len(web.servers) * articles, "article.read": len(web.servers) * articles}, kinds
-    # no gap broken: end of one request to the start of the next, per host, in the time the bot
-    # lives by (the sites log wall-clock time; the runtime's clock jumps over idle time, e.g. a
-    # visibility timeout that a crashed invocation's tokens wait out)
-    clock = c.run.clock
     by_host: dict[str, list[RequestRecord]] = {}
     for r in log:
         by_host.setdefault(r.host, []).append(r)
     for host, recs in by_host.items():
-        gaps = [clock.at(b.t_start) - clock.at(a.t_end) for a, b in pairwise(recs)]
+        gaps = [at(b.t_start) - at(a.t_end) for a, b in pairwise(recs)]
         assert min(gaps) >= GAP - 0.005, (host, gaps)

@@ -31,7 +31,7 @@ from heed_embedded.engine import Engine
 from heed_embedded.results import FileJournal, events_since
 from heed_embedded.service import process_batch
 
-from tests.faults.conftest import GAP, FaultWeb, profile
+from tests.faults.conftest import GAP, FaultWeb, holds, profile
 
 
 class Crash(BaseException):
@@ -145,24 +145,8 @@ def web() -> Iterator[FaultWeb]:
 
 
 def check(web: FaultWeb, h: Harness, *, refetched: int = 0, articles: int = 3) -> None:
-    """tests/faults/conftest.check's invariants, on the events table and wall-clock gaps."""
-    log = web.log()
-    per_url = Counter(f"{r.host}{r.path}" for r in log)
-    twice = [u for u, n in per_url.items() if n > 1 and not u.endswith("/robots.txt")]
-    assert len(twice) <= refetched and all(per_url[u] <= 2 for u in twice), per_url
-    pages = {f"{s.host}/a/{i}" for s in web.servers for i in range(articles)}
-    assert pages <= set(per_url), sorted(pages - set(per_url))
-    found = h.events()
-    ids = Counter(e["id"] for e in found)
-    assert ids and max(ids.values()) == 1, [k for k, v in ids.items() if v > 1]
-    kinds = Counter(e["detail_type"] for e in found)
-    assert kinds == {"item.found": len(web.servers) * articles, "article.read": len(web.servers) * articles}, kinds
-    by_host: dict[str, list[Any]] = {}
-    for r in log:
-        by_host.setdefault(r.host, []).append(r)
-    for host, recs in by_host.items():
-        gaps = [b.t_start - a.t_end for a, b in pairwise(recs)]
-        assert min(gaps) >= GAP - 0.005, (host, gaps)
+    """tests/faults/conftest's invariants, on the events table and wall-clock gaps."""
+    holds(web, h.events(), refetched=refetched, articles=articles)
 
 
 def _host_write(web: FaultWeb, n: int, version: int) -> Callable[..., bool]:
