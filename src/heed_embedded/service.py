@@ -12,10 +12,10 @@ not acknowledged: it comes back soon and its turn drains it first. Nothing here 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from heed_core.crawl import Crawler, TurnResult
-from heed_core.drain import Pending, drain
+from heed_core.batch import Outcome, after_drain, all_back, before_drain, turn_outcomes
+from heed_core.crawl import Crawler
+from heed_core.drain import drain
 from heed_core.errors import InputError, ServiceFault, TransientError
 from heed_core.hoststate import HostRecord
 from heed_core.store import Journal
@@ -30,20 +30,14 @@ from heed_embedded.store import SqliteStore
 __all__ = ["MAX_REAL_FAILURES", "Counts", "process_batch"]
 
 MAX_REAL_FAILURES = 3  # then the work item is recorded as a skip; deferrals never count here
-_REDRAIN_S = 5.0  # a token whose outbox did not fully leave comes back this soon to drain it
 
 Counts = Callable[[str, int], None]  # (what, how many): turns, failures, transient, faults
 Log = Callable[[str, dict[str, object]], None]  # (event, fields): the engine's JSON log line
 
 
-@dataclass
-class _Outcome:
-    """What became of one message: acknowledged or not, a hide, an outbox to drain."""
 
-    msg: Message
-    failed: bool = False
-    hide: float | TurnResult | None = None
-    pending: Pending | None = None
+
+_Outcome = Outcome[Message]  # a message of the queue, and what became of it
 
 
 class _Rollback(Exception):
@@ -61,12 +55,11 @@ def _turns(msgs: list[Message], crawler: Crawler, snapshots: dict[str, HostRecor
         except InputError as exc:
             # A token that can never be processed must not loop or block its host.
             journal.skip({"url": m.body[:300], "reason": exc.reason, "detail": str(exc)})
-            out.append(_Outcome(m))
+            out.append(Outcome(m))
     if not tokens:
         return out
     (head_msg, head), rest = tokens[0], tokens[1:]
     token = with_copies(head, [t for _, t in rest])
-    others = [(m, t) for m, t in rest if t.host != head.host]  # a group is a host: only by accident
     count("turns", 1)
     try:
         turn = crawler.host_turn(token, snapshots.get(head.host))
@@ -76,12 +69,12 @@ def _turns(msgs: list[Message], crawler: Crawler, snapshots: dict[str, HostRecor
         wait = deferred_wait(exc, head.receives, crawler.clock.now())
         count("transient", 1)
         log("transient", {"host": head.host, "error": str(exc)})
-        return out + [_Outcome(m, failed=True, hide=wait) for m, _ in tokens]
+        return out + all_back([m for m, _ in tokens], wait)
     except ServiceFault as exc:
         # The machine refuses (a full disk, a damaged database): its fault, not the work's.
         count("faults", 1)
         log("service_fault", {"host": head.host, "error": str(exc)})
-        return out + [_Outcome(m, failed=True, hide=backoff(head.receives)) for m, _ in tokens]
+        return out + all_back([m for m, _ in tokens], backoff(head.receives))
     except Exception as exc:  # noqa: BLE001 - a real failure: charge the item, the token comes back
         count("failures", 1)
         log("failure", {"host": head.host, "error": f"{type(exc).__name__}: {exc}"[:500]})
@@ -89,20 +82,8 @@ def _turns(msgs: list[Message], crawler: Crawler, snapshots: dict[str, HostRecor
             crawler.charge_failure(token, MAX_REAL_FAILURES, f"{type(exc).__name__}: {exc}"[:300])
         except Exception as again:  # noqa: BLE001 - the store itself is failing: the token comes back
             log("failure", {"host": head.host, "error": f"could not count the failure: {again}"[:500]})
-        return out + [_Outcome(m, failed=True, hide=backoff(head.receives)) for m, _ in tokens]
-    if turn.action == "defer":
-        out.append(_Outcome(head_msg, failed=True, hide=turn, pending=turn.pending))
-    else:
-        out.append(_Outcome(head_msg, pending=turn.pending))
-    # The later tokens of the host: their work is in the frontier now (committed by the turn), or,
-    # when the turn wrote nothing (another turn holds the host), they wait with the first.
-    if turn.took_also:
-        out += [_Outcome(m) for m, t in rest if t.host == head.host]
-    else:
-        out += [_Outcome(m, failed=True, hide=turn) for m, t in rest if t.host == head.host]
-    for m, _ in others:
-        out.append(_Outcome(m, failed=True, hide=turn.delay_s))
-    return out
+        return out + all_back([m for m, _ in tokens], backoff(head.receives))
+    return out + turn_outcomes(head_msg, rest, head.host, turn)
 
 
 def process_batch(msgs: list[Message], crawler: Crawler, queue: WorkQueue, store: SqliteStore,
@@ -124,12 +105,8 @@ def process_batch(msgs: list[Message], crawler: Crawler, queue: WorkQueue, store
             snapshots = {}
     outcomes = [o for g in groups.values() for o in _turns(g, crawler, snapshots, journal, count, log)]
 
-    def hide_of(o: _Outcome, at: float) -> tuple[str, float]:
-        return o.msg.receipt, o.hide.left(at) if isinstance(o.hide, TurnResult) else float(o.hide or 0.0)
-
-    # A token with nothing to drain is hidden at once; one with an outbox only after its drain
-    # (hidden early, a short wait could bring it back while its outbox is still leaving).
-    queue.hide([hide_of(o, crawler.clock.now()) for o in outcomes if o.hide is not None and o.pending is None])
+    # A token with nothing to drain is hidden at once; one with an outbox only after its drain.
+    queue.hide(_receipts(before_drain(outcomes, crawler.clock.now())))
     pendings = [o for o in outcomes if o.pending is not None]
     undrained: dict[str, str] = {}
     if pendings:
@@ -144,15 +121,11 @@ def process_batch(msgs: list[Message], crawler: Crawler, queue: WorkQueue, store
             # Nothing of it left: the next turn of each host drains its outbox first.
             log("drain", {"error": str(exc), "hosts": sorted({o.pending.host for o in pendings if o.pending})})
             undrained = {o.pending.host: str(exc) for o in pendings if o.pending}
-        late: list[tuple[str, float]] = []
-        now = crawler.clock.now()
-        for o in pendings:
-            if o.hide is not None:
-                late.append(hide_of(o, now))  # deferred anyway: its next turn drains what is left first
-            elif o.pending is not None and o.pending.host in undrained and not o.failed:
-                o.failed = True  # not acknowledged: it comes back soon, and its turn drains first
-                late.append((o.msg.receipt, _REDRAIN_S))
-        queue.hide(late)
+        queue.hide(_receipts(after_drain(pendings, undrained, crawler.clock.now())))
     done = [o.msg.receipt for o in outcomes if not o.failed]
     queue.delete(done)
     return {"acknowledged": len(done), "hidden": len(outcomes) - len(done)}
+
+
+def _receipts(hides: list[tuple[Message, float]]) -> list[tuple[str, float]]:
+    return [(m.receipt, seconds) for m, seconds in hides]

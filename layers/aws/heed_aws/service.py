@@ -6,8 +6,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from heed_core.crawl import Crawler, TurnResult
-from heed_core.drain import Pending, drain
+from heed_core.batch import Outcome, after_drain, all_back, before_drain, turn_outcomes
+from heed_core.crawl import Crawler
+from heed_core.drain import drain
 from heed_core.errors import InputError, ServiceFault, TransientError
 from heed_core.hoststate import HostRecord
 from heed_core.store import HostStore, Journal, Results
@@ -20,7 +21,6 @@ from heed_aws.queue import TokenQueue, decode_token
 __all__ = ["DRAIN_RESERVE_S", "MAX_REAL_FAILURES", "TURN_OVERHEAD_S", "Budget", "batch_size", "process_batch"]
 
 MAX_REAL_FAILURES = 3  # then the work item is recorded as a skip; deferrals never count here
-_REDRAIN_S = 5.0  # a token whose outbox did not fully leave comes back this soon to drain it
 # A turn is at most one request (its whole deadline, fetch.total_deadline_s) plus the read, the
 # commit and the settling around it; the end of a batch (the drain, the hides) keeps its own time.
 TURN_OVERHEAD_S = 3.0
@@ -50,18 +50,8 @@ def batch_size(request_deadline_s: float, parallel: int, timeout_s: float) -> in
     return max(1, min(10, max(1, parallel) * max(1, rounds)))
 
 
-@dataclass
-class _Outcome:
-    """What became of one record: a failure to report, a hide, a token to delete, an outbox."""
-
-    msg_id: str
-    receipt: str
-    failed: bool = False
-    hide: float | TurnResult | None = None
-    pending: Pending | None = None
-
-
-_Decoded = tuple[list["_Outcome"], list[tuple[dict[str, Any], TokenIn]]]  # skipped records, (record, token)
+_Outcome = Outcome[dict[str, Any]]  # an SQS record, and what became of it
+_Decoded = tuple[list[_Outcome], list[tuple[dict[str, Any], TokenIn]]]  # skipped records, (record, token)
 
 
 def _decode_group(records: list[dict[str, Any]], journal: Journal) -> _Decoded:
@@ -70,13 +60,12 @@ def _decode_group(records: list[dict[str, Any]], journal: Journal) -> _Decoded:
     out: list[_Outcome] = []
     tokens: list[tuple[dict[str, Any], TokenIn]] = []
     for rec in records:
-        msg_id, receipt = rec["messageId"], rec["receiptHandle"]
         receives = int(rec.get("attributes", {}).get("ApproximateReceiveCount") or 1)
         try:
-            tokens.append((rec, decode_token(rec.get("body", ""), receives, msg_id)))
+            tokens.append((rec, decode_token(rec.get("body", ""), receives, rec["messageId"])))
         except InputError as exc:
             journal.skip({"url": str(rec.get("body", ""))[:300], "reason": exc.reason, "detail": str(exc)})
-            out.append(_Outcome(msg_id, receipt))
+            out.append(Outcome(rec))
     return out, tokens
 
 
@@ -91,11 +80,9 @@ def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostR
         return out
     if budget is not None and not budget.allows_turn():
         count("RecordsReturned", len(tokens))
-        return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=0.0) for r, _ in tokens]
+        return out + all_back([r for r, _ in tokens], 0.0)
     (head_rec, head), rest = tokens[0], tokens[1:]
     token = with_copies(head, [t for _, t in rest])
-    others = [(r, t) for r, t in rest if t.host != head.host]  # a group is a host: only by accident
-    msg_id, receipt = head_rec["messageId"], head_rec["receiptHandle"]
     try:
         turn = crawler.host_turn(token, snapshots.get(head.host))
     except TransientError as exc:
@@ -105,7 +92,7 @@ def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostR
         logger.warning("turn deferred: transient", extra={"heed": "transient", "host": head.host, "error": str(exc)})
         count("Turns")
         count("TurnFailures")
-        return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
+        return out + all_back([r for r, _ in tokens], wait)
     except ServiceFault as exc:
         # A service refuses for good (AccessDenied, a validation error): the deployment is at
         # fault, not the work. Alarm, charge nothing, try again later.
@@ -113,29 +100,16 @@ def _group_turns(decoded: _Decoded, crawler: Crawler, snapshots: dict[str, HostR
                                                            "error": str(exc)})
         count("ServiceFaults")
         wait = backoff(head.receives)
-        return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
+        return out + all_back([r for r, _ in tokens], wait)
     except Exception as exc:  # noqa: BLE001 - a real failure: charge the item, let SQS redeliver
         logger.exception("host turn failed", extra={"heed": "failure", "host": head.host})
         count("Turns")
         count("TurnFailures")
         _charge_failure(crawler, token, exc)
         wait = backoff(head.receives)
-        return out + [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=wait) for r, _ in tokens]
+        return out + all_back([r for r, _ in tokens], wait)
     count("Turns")
-    if turn.action == "defer":
-        out.append(_Outcome(msg_id, receipt, failed=True, hide=turn, pending=turn.pending))
-    else:
-        out.append(_Outcome(msg_id, receipt, pending=turn.pending))
-    # The later tokens of the host: their work is in the frontier now (committed by the turn), or,
-    # when the turn wrote nothing (another turn holds the host), they wait with the first.
-    if turn.took_also:
-        out += [_Outcome(r["messageId"], r["receiptHandle"]) for r, t in rest if t.host == head.host]
-    else:
-        out += [_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=turn) for r, t in rest
-                if t.host == head.host]
-    for r, _ in others:  # never expected (the group id is the host); kept for FIFO order
-        out.append(_Outcome(r["messageId"], r["receiptHandle"], failed=True, hide=turn.delay_s))
-    return out
+    return out + turn_outcomes(head_rec, rest, head.host, turn)
 
 
 def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQueue, store: HostStore,
@@ -157,19 +131,13 @@ def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQ
             done = list(pool.map(lambda d: _group_turns(d, crawler, snapshots, budget), decoded))
     else:
         done = [_group_turns(d, crawler, snapshots, budget) for d in decoded]
-    outcomes = {o.msg_id: o for group in done for o in group}
+    outcomes = {o.msg["messageId"]: o for group in done for o in group}
     ordered = [outcomes[r["messageId"]] for r in records]
     # A wait counts from the end of its turn: a token is hidden for what is left of it (SQS rounds
     # up to whole seconds, so every moment between a turn and its hide lengthens the host's gap).
-    # A token whose turn left nothing to drain is hidden at once, before the drain; one with an
-    # outbox only after it: hidden early, it could come back (a short wait) to another invocation
-    # while its outbox is still leaving, and be drained twice (events sent twice).
-    def hide_of(o: _Outcome, at: float) -> tuple[str, float]:
-        return o.receipt, o.hide.left(at) if isinstance(o.hide, TurnResult) else float(o.hide or 0.0)
-
-    early = [hide_of(o, crawler.clock.now()) for o in ordered if o.hide is not None and o.pending is None]
+    early = before_drain(ordered, crawler.clock.now())
     if early:
-        queue.hide(early)
+        queue.hide(_receipts(early))
     pendings = [o for o in ordered if o.pending is not None]
     if pendings:
         try:
@@ -181,21 +149,17 @@ def process_batch(records: list[dict[str, Any]], crawler: Crawler, queue: TokenQ
         except Exception as exc:  # noqa: BLE001 - the next turn of each host drains its outbox first
             logger.exception("drain failed", extra={"heed": "drain"})
             undrained = {o.pending.host: str(exc) for o in pendings if o.pending}
-        late: list[tuple[str, float]] = []
-        now = crawler.clock.now()
-        for o in pendings:
-            if o.hide is not None:
-                late.append(hide_of(o, now))  # deferred anyway: its next turn drains what is left first
-            elif o.pending is not None and o.pending.host in undrained and not o.failed:
-                # Not acknowledged: the token comes back soon, and its turn drains the outbox first.
-                o.failed = True
-                late.append((o.receipt, _REDRAIN_S))
+        late = after_drain(pendings, undrained, crawler.clock.now())
         if late:
-            queue.hide(late)
+            queue.hide(_receipts(late))
         if undrained:
             logger.warning("outbox not drained", extra={"heed": "drain", "hosts": sorted(undrained)})
     # Every record may have failed (all deferred): that is a normal answer, not an error.
-    return {"batchItemFailures": [{"itemIdentifier": o.msg_id} for o in ordered if o.failed]}
+    return {"batchItemFailures": [{"itemIdentifier": o.msg["messageId"]} for o in ordered if o.failed]}
+
+
+def _receipts(hides: list[tuple[dict[str, Any], float]]) -> list[tuple[str, float]]:
+    return [(rec["receiptHandle"], seconds) for rec, seconds in hides]
 
 
 def _snapshots(hosts: list[str], crawler: Crawler, store: HostStore) -> dict[str, HostRecord]:
