@@ -24,9 +24,11 @@ from botocore.exceptions import ClientError
 from heed_core.profile import Profile, load_profile_data
 from heed_core.work import Source
 
-from heed.demo.web import RecordingServer, RequestRecord, Route, Site
+from heed.demo.web import RecordingServer, RequestRecord, Site
 from heed.local.runtime import InvocationCrash, LocalRun
 from heed.outputs import read_jsonl
+
+from tests.support.serve import feed_routes
 
 # The faults suite's loopback addresses (the conformance suites use 127.0.0.100-179).
 IPS = tuple(f"127.0.0.{n}" for n in range(180, 200))
@@ -131,27 +133,13 @@ def host_commit(host_ip: str, version: int) -> Callable[[dict[str, Any]], bool]:
 
 # --- the web: a few feed sites with articles ------------------------------------------------------
 
-def _feed(n: int) -> Route:
-    items = "".join(f"<item><title>Story {i}</title><link>{{{{base}}}}/a/{i}</link><guid>{{{{base}}}}/a/{i}</guid>"
-                    f"<description>Short {i}.</description></item>" for i in range(n))
-    return Route(body=f'<?xml version="1.0"?><rss version="2.0"><channel><title>F</title><link>{{{{base}}}}/</link>'
-                      f"{items}</channel></rss>", content_type="application/rss+xml", conditional=True)
-
-
-def _article(i: int) -> Route:
-    return Route(body=f"<!doctype html><html><head><title>A{i}</title></head><body><main><article><h1>A{i}</h1>"
-                      f"<p>Text of article {i}. {'Lorem ipsum. ' * 20}</p></article></main></body></html>")
-
-
 @dataclass
 class FaultWeb:
     servers: list[RecordingServer] = field(default_factory=list)
 
     def start(self, hosts: int, articles: int) -> FaultWeb:
         for h in range(hosts):
-            routes = {"/robots.txt": Route(body="User-agent: *\nAllow: /\n", content_type="text/plain"),
-                      "/feed.xml": _feed(articles), **{f"/a/{i}": _article(i) for i in range(articles)}}
-            self.servers.append(RecordingServer(Site(name=f"f{h}", routes=routes), ip=IPS[h]).start())
+            self.servers.append(RecordingServer(Site(name=f"f{h}", routes=feed_routes(articles)), ip=IPS[h]).start())
         return self
 
     def stop(self) -> None:

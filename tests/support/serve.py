@@ -22,22 +22,28 @@ import yaml
 
 from heed.demo.web import Hit, RecordingServer, RequestRecord, Route, Site
 
-__all__ = ["FeedWeb", "Serve", "events", "gaps", "serve_profile"]
+__all__ = ["FeedWeb", "Serve", "events", "feed_routes", "gaps", "serve_profile"]
 
 # The embedded engine's fault suites' loopback addresses (the faults suite has 127.0.0.180-199).
 IPS = tuple(f"127.0.1.{n}" for n in range(10, 40))
 
 
-def _feed(n: int) -> Route:
+def feed_routes(articles: int, latency_s: float = 0.0) -> dict[str, Route]:
+    """A feed site's routes: robots.txt open to all, a feed of ``articles`` short items (answering
+    304 when unchanged), and each item's article page (``latency_s`` late)."""
     items = "".join(f"<item><title>Story {i}</title><link>{{{{base}}}}/a/{i}</link><guid>{{{{base}}}}/a/{i}</guid>"
-                    f"<description>Short {i}.</description></item>" for i in range(n))
-    return Route(body=f'<?xml version="1.0"?><rss version="2.0"><channel><title>F</title><link>{{{{base}}}}/</link>'
+                    f"<description>Short {i}.</description></item>" for i in range(articles))
+    feed = Route(body=f'<?xml version="1.0"?><rss version="2.0"><channel><title>F</title><link>{{{{base}}}}/</link>'
                       f"{items}</channel></rss>", content_type="application/rss+xml", conditional=True)
+    return {"/robots.txt": Route(body="User-agent: *\nAllow: /\n", content_type="text/plain"), "/feed.xml": feed,
+            **{f"/a/{i}": _article(i, latency_s) for i in range(articles)}}
 
 
 def _article(i: int, latency_s: float) -> Route:
     text = (f"<!doctype html><html><head><title>A{i}</title></head><body><main><article><h1>A{i}</h1>"
             f"<p>Text of article {i}. {'Lorem ipsum. ' * 20}</p></article></main></body></html>")
+    if not latency_s:
+        return Route(body=text)
 
     def body(hit: Hit) -> str:
         time.sleep(latency_s)  # a request that takes a while: a kill lands inside one often
@@ -56,9 +62,7 @@ class FeedWeb:
 
     def start(self, first_ip: int = 0) -> FeedWeb:
         for h in range(self.hosts):
-            routes = {"/robots.txt": Route(body="User-agent: *\nAllow: /\n", content_type="text/plain"),
-                      "/feed.xml": _feed(self.articles),
-                      **{f"/a/{i}": _article(i, self.latency_s) for i in range(self.articles)}}
+            routes = feed_routes(self.articles, self.latency_s)
             self.servers.append(RecordingServer(Site(name=f"k{h}", routes=routes), ip=IPS[first_ip + h]).start())
         return self
 
