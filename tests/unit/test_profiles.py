@@ -550,7 +550,9 @@ def test_the_code_reads_a_profile_only_through_its_typed_sections() -> None:
             continue  # where the mapping and the sections are made; a diff of two profiles' keys
         text = path.read_text(encoding="utf-8")
         for n, line in enumerate(text.splitlines(), 1):
-            if re.search(r'\b(?:p|profile|self\.p|inp\.profile)(?:\(\))?\.(?:get\("[a-z_]+\.|task\()', line):
+            # a dotted key written out, built (f"tasks.{x}", a + "b"), or a task's mapping
+            if re.search(r'\b(?:p|profile|self\.p|inp\.profile)(?:\(\))?\.(?:get\((?:f?"[a-z_]+\.|[a-z_]+ \+)|task\()',
+                         line):
                 found.append(f"{path.relative_to(_CODE)}:{n}: {line.strip()}")
     assert not found, "\n".join(found)
 

@@ -173,7 +173,7 @@ def _path(url: str) -> str:
 
 def _a01(r: Runs) -> Proof:
     proof, seen = Proof(), r["aube-round"]
-    cap = int(r.profile.get("tasks.feed.max_items"))
+    cap = r.profile.feed.max_items
     keep = min(cap, BIG)
     proof.that(seen.paths("big") == ["/robots.txt", "/feed.xml"],
                f"a {BIG}-item feed: the site saw robots.txt and the feed only")
@@ -321,8 +321,11 @@ def _a09(r: Runs) -> Proof:
 
 def _a10(r: Runs) -> Proof:
     proof, caps = Proof(), r["aube-caps"]
-    a = "tasks.feed.article_followup."
-    each, most = int(r.profile.get(a + "per_source_per_window")), int(r.profile.get(a + "total_per_window"))
+    follow = r.profile.feed.article_followup
+    if follow is None or follow.per_source_per_window is None or follow.total_per_window is None:
+        proof.that(False, "tasks.feed.article_followup: article pages opened under both caps")
+        return proof
+    each, most = follow.per_source_per_window, follow.total_per_window
     due = min(most, FEEDS * min(each, ITEMS))  # what the caps let through of one quarter hour's items
     asked = caps.out.requested("article")
     slots = sorted({int(sim_time(x) // Q) for x in asked})
@@ -338,7 +341,7 @@ def _a10(r: Runs) -> Proof:
                                   f"{len(first)} of {FEEDS * ITEMS} opened")
     capped = caps.out.skipped("cap_reached")
     proof.that(len(capped) + len(asked) == 2 * FEEDS * ITEMS, f"the other {len(capped)} recorded as cap_reached")
-    if r.profile.get(a + "window_s") <= Q + 30:
+    if follow.window_s <= Q + 30:
         proof.that(len(asked) == 2 * due, f"the next quarter hour's caps counted afresh: {len(asked) - len(first)} "
                                           "more opened")
     total = sum(1 for x in caps.every() if x.path.startswith("/art/"))

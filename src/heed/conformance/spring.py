@@ -169,20 +169,16 @@ def _s02(r: Runs) -> Proof:
     return proof
 
 
-def _fb(r: Runs, key: str) -> int:
-    return int(r.profile.get(f"tasks.sitemap_fallback.{key}") or 0)
-
-
 def _fallback(r: Runs) -> tuple[list[str], list[str]]:
     """The child sitemaps the profile lets the fallback read, and the pages under /app/ they list."""
-    children = list(CHILDREN)[:_fb(r, "max_child_sitemaps")]
+    children = list(CHILDREN)[:r.profile.sitemap_fallback.max_child_sitemaps]
     return children, [p for c in children for p in CHILDREN[c] if p.startswith("/app/")]
 
 
 def _s03(r: Runs) -> Proof:
     proof, seen = Proof(), r["spring-daily"]
     children, under = _fallback(r)
-    cap = min(_fb(r, "max_new_pages"), len(under))
+    cap = min(r.profile.sitemap_fallback.max_new_pages, len(under))
     day1 = ["/" + x["url"].split("/", 3)[-1] for x in seen.requests_to("jsapp") if _day(sim_time(x)) == 1]
     maps = [p for p in day1 if p.endswith(".xml")]
     proof.that(maps == ["/sitemap.xml", *children], f"a page without items: sitemap.xml and {len(children)} of "
@@ -211,7 +207,7 @@ def _s04(r: Runs) -> Proof:
     titles = [(sim_time(x), x["url"].split("/", 3)[-1]) for x in seen.requests_to("jsapp") if "/app/sak/" in x["url"]]
     per_page = Counter(p for _, p in titles)
     _, under = _fallback(r)
-    n = _fb(r, "max_new_pages")
+    n = r.profile.sitemap_fallback.max_new_pages
     left, expect, quiet = len(under), {}, 0  # day -> titles fetched; skips of titles fetched before
     for day in (1, 2, 3):
         quiet += len(under) - left
