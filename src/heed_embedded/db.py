@@ -21,7 +21,7 @@ from heed_core.errors import HeedError, ServiceFault, TransientError
 
 __all__ = ["SCHEMA_VERSION", "Database", "translate"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the attempts table (a request in flight, marked before it is made)
 
 # Keys: a host is an authority (scheme://host:port), as in DynamoDB's H#<authority>; every record
 # that DynamoDB keeps as an item of its own is a row here, so the store's semantics stay key for key.
@@ -63,6 +63,8 @@ CREATE INDEX IF NOT EXISTS queue_holder ON queue (holder) WHERE holder IS NOT NU
 CREATE TABLE IF NOT EXISTS dedup (id TEXT PRIMARY KEY, until REAL NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS recoveries (host TEXT PRIMARY KEY, n INTEGER NOT NULL, v INTEGER NOT NULL,
   at REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS attempts (url TEXT PRIMARY KEY, host TEXT NOT NULL, n INTEGER NOT NULL,
+  at REAL NOT NULL, expires REAL NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS dead (
   id INTEGER PRIMARY KEY, grp TEXT NOT NULL, dedup TEXT NOT NULL, body TEXT NOT NULL, sent REAL NOT NULL,
   receives INTEGER NOT NULL, first_received REAL, dead_at REAL NOT NULL, why TEXT NOT NULL);
@@ -113,6 +115,7 @@ class Database:
                 raise translate(exc, f"open {self.path}") from exc
             self._local.conn = c
             self._local.depth = 0
+            self._local.open = False
             with self._all_lock:
                 self._all.append(c)
             if not self._ready:
@@ -154,40 +157,144 @@ class Database:
 
     # --- transactions ---------------------------------------------------------------------------
     @contextmanager
-    def write(self, what: str = "write") -> Iterator[sqlite3.Connection]:
-        """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``), or the enclosing one when
-        nested. SQLite's errors leave as ``TransientError``/``ServiceFault`` (``translate``); any
-        exception rolls the outermost transaction back."""
+    def write(self, what: str = "write", *, durable: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``), or, when a transaction is
+        open on this thread (a nested write, or a ``batch``), a savepoint of it: what a write
+        did is kept or undone whole, and an inner write that fails undoes only itself. In a
+        ``batch`` the outermost write is not committed at its end but with the batch. SQLite's
+        errors leave as ``TransientError``/``ServiceFault`` (``translate``). ``durable=False``:
+        a transaction begun by this write is committed without waiting for the disk
+        (``synchronous=NORMAL``: it survives the process killed, as every commit does in WAL
+        mode, not a power cut); a durable write that joins it commits it first and goes on in a
+        durable one."""
         c = self.conn()
-        if self._local.depth:
-            self._local.depth += 1
+        local = self._local
+        if getattr(local, "open", False):
+            if durable and local.sync != self.synchronous and not local.depth:
+                # The pending non-durable writes committed, then a durable transaction.
+                try:
+                    self._commit(c)
+                except sqlite3.Error as exc:
+                    self._rollback(c)
+                    raise translate(exc, what) from exc
+                try:
+                    self._begin(c, what, durable=True)
+                except BaseException:
+                    self._lock.release()
+                    raise
+            local.sp = getattr(local, "sp", 0) + 1
+            name = f"w{local.sp}"
             try:
-                yield c
+                c.execute(f"SAVEPOINT {name}")
             except sqlite3.Error as exc:
                 raise translate(exc, what) from exc
-            finally:
-                self._local.depth -= 1
-            return
-        with self._lock:
-            try:
-                c.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise translate(exc, what) from exc
-            self._local.depth = 1
+            local.depth += 1
             try:
                 yield c
-                c.execute("COMMIT")
+                c.execute(f"RELEASE {name}")
             except BaseException as exc:
-                if c.in_transaction:
-                    try:
-                        c.execute("ROLLBACK")
-                    except sqlite3.Error:
-                        pass
+                try:
+                    c.execute(f"ROLLBACK TO {name}")
+                    c.execute(f"RELEASE {name}")
+                except sqlite3.Error:
+                    pass
                 if isinstance(exc, sqlite3.Error):
                     raise translate(exc, what) from exc
                 raise
             finally:
-                self._local.depth = 0
+                local.depth -= 1
+            return
+        self._lock.acquire()
+        try:
+            self._begin(c, what, durable=durable)
+        except BaseException:
+            self._lock.release()
+            raise
+        local.depth = 1
+        try:
+            yield c
+        except BaseException as exc:
+            local.depth = 0
+            self._rollback(c)
+            if isinstance(exc, sqlite3.Error):
+                raise translate(exc, what) from exc
+            raise
+        local.depth = 0
+        if not getattr(local, "batching", 0):
+            self._end(c, what)
+
+    def _begin(self, c: sqlite3.Connection, what: str, *, durable: bool) -> None:
+        """Open this thread's transaction (its lock held by the caller)."""
+        sync = self.synchronous if durable else "NORMAL"
+        try:
+            if sync != getattr(self._local, "conn_sync", self.synchronous):
+                c.execute(f"PRAGMA synchronous={sync}")
+                self._local.conn_sync = sync
+            c.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise translate(exc, what) from exc
+        self._local.open = True
+        self._local.sync = sync
+
+    def _commit(self, c: sqlite3.Connection) -> None:
+        c.execute("COMMIT")
+        self._local.open = False
+
+    def _end(self, c: sqlite3.Connection, what: str) -> None:
+        """Commit this thread's transaction and let the next writer in (rolled back if the
+        commit fails)."""
+        try:
+            self._commit(c)
+        except sqlite3.Error as exc:
+            self._rollback(c)
+            raise translate(exc, what) from exc
+        self._lock.release()
+
+    def _rollback(self, c: sqlite3.Connection) -> None:
+        if not getattr(self._local, "open", False):
+            return
+        self._local.open = False
+        try:
+            if c.in_transaction:
+                c.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        finally:
+            self._lock.release()
+
+    @contextmanager
+    def batch(self, what: str = "batch") -> Iterator[None]:
+        """The writes made inside, on this thread, in as few transactions as can be: one begins
+        at the first write and is committed at the end (or at ``flush``, as before a request),
+        one commit and one wait for the disk instead of one for each. Each write is still kept
+        or undone whole (a savepoint). When the block raises an ``Exception``, what its writes
+        did is committed all the same (each was whole); a ``BaseException`` (the process going
+        down) commits nothing more."""
+        self.conn()
+        local = self._local
+        local.batching = getattr(local, "batching", 0) + 1
+        try:
+            yield
+        except Exception:
+            self._finish(what)
+            raise
+        except BaseException:
+            self._rollback(self.conn())
+            raise
+        else:
+            self._finish(what)
+        finally:
+            local.batching -= 1
+
+    def _finish(self, what: str) -> None:
+        if self._local.batching == 1 and getattr(self._local, "open", False) and not self._local.depth:
+            self._end(self.conn(), what)
+
+    def flush(self, what: str = "flush") -> None:
+        """Commit the writes a ``batch`` holds so far (before a request: what it decided is on
+        disk before the request leaves)."""
+        if getattr(self._local, "open", False) and not getattr(self._local, "depth", 0):
+            self._end(self.conn(), what)
 
     @contextmanager
     def read(self, what: str = "read") -> Iterator[sqlite3.Connection]:
@@ -210,5 +317,5 @@ class Database:
             raise translate(exc, what) from exc
 
     def in_write(self) -> bool:
-        """True inside ``write()`` on this thread."""
-        return bool(getattr(self._local, "depth", 0))
+        """True inside ``write()`` (or a ``batch`` with writes pending) on this thread."""
+        return bool(getattr(self._local, "open", False))

@@ -19,15 +19,16 @@ from dataclasses import replace
 from typing import Any
 
 from heed_core.adapters.http import RequestsTransport, Resolver
-from heed_core.crawl import Crawler
+from heed_core.crawl import Crawler, TurnResult
 from heed_core.drain import Pending
 from heed_core.errors import ConfigError
-from heed_core.hoststate import HostView
+from heed_core.hoststate import HostRecord, HostView, Outbox
 from heed_core.ports import Clock, FetchResult, Transport
 from heed_core.profile import Profile
 from heed_core.robots import effective_delay
 from heed_core.robots_step import cached_outcome
 from heed_core.store import Journal, Results
+from heed_core.turn import Plan, TokenIn
 
 from heed_embedded.db import Database
 from heed_embedded.queue import Message, WorkQueue
@@ -36,22 +37,89 @@ from heed_embedded.scheduler import META_KEY, tick
 from heed_embedded.service import process_batch
 from heed_embedded.store import SqliteStore
 
-__all__ = ["Engine", "EmbeddedCrawler", "key_file_signer", "recovery_hold"]
+__all__ = ["Engine", "EmbeddedCrawler", "key_file_signer", "longest_gap", "recovery_hold"]
 
 POLL_S = 0.2  # how often an idle loop looks at the queue for what another process sent
 
 
+INTERRUPTED_TWICE = "interrupted_twice"
+_ATTEMPT_TTL_S = 30 * 86400.0  # a mark whose page is never asked for again goes with the host item's TTL
+
+
 class EmbeddedCrawler(Crawler):
     """The core's crawler, with the drain of an outbox left by a crash made one transaction (as
-    the batch's drain is): nothing of it is committed unless all of it is."""
+    the batch's drain is): nothing of it is committed unless all of it is.
+
+    Each request is marked in flight before it is made (``attempts``: the URL and how many of its
+    requests got no committed answer), a durable write of its own, and the mark is deleted by the
+    commit that settles the answer, in the same transaction. A mark still there when the URL is
+    asked for again says a process was killed with that request in flight (or its commit did
+    not land): the second request is made, a third never. The page is given up instead, a skip
+    with reason ``interrupted_twice`` (``heed explain``, ``heed audit``), so a page whose
+    request kills the process, or that a kill happens to cut twice, is asked at most twice."""
+
+    MAX_CUT = 2  # requests of one URL that got no committed answer, then it is given up
 
     def __init__(self, *args: Any, db: Database, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.db = db
+        self._local = threading.local()  # the URL whose mark this thread's turn holds
 
     def _drain_now(self, pending: list[Pending]) -> None:
         with self.db.write("drain"):
             super()._drain_now(pending)
+
+    def host_turn(self, token: TokenIn, snapshot: HostRecord | None = None) -> TurnResult:
+        self._local.marked = None
+        return super().host_turn(token, snapshot)
+
+    def _give_up(self, plan: Plan, now: float) -> tuple[str, str] | None:
+        assert plan.request is not None
+        url = plan.request.url
+        with self.db.read("attempts") as c:
+            row = c.execute("SELECT n FROM attempts WHERE url = ?", (url,)).fetchone()
+        cut = int(row[0]) if row is not None else 0
+        if cut < self.MAX_CUT:
+            return None
+        self._local.marked = url  # the give-up's commit deletes the mark: a later round asks afresh
+        return INTERRUPTED_TWICE, (f"asked {cut} times and never answered: the process was killed (or its "
+                                   "commit failed) while each request was in flight; not asked a third time")
+
+    def _fetch(self, plan: Plan) -> FetchResult:
+        assert plan.request is not None
+        url, now = plan.request.url, self.clock.now()
+        # Not a wait for the disk of its own (it survives a kill, the case it is for; a power cut
+        # that loses it costs at most one more request): a claim made in this turn is.
+        with self.db.write("attempt", durable=False) as c:
+            c.execute("INSERT INTO attempts (url, host, n, at, expires) VALUES (?, ?, 1, ?, ?) "
+                      "ON CONFLICT (url) DO UPDATE SET n = n + 1, at = excluded.at, expires = excluded.expires",
+                      (url, plan.view.host, now, now + _ATTEMPT_TTL_S))
+        self.db.flush("before the request")  # what the turn decided is committed before the request leaves
+        self._local.marked = url
+        return super()._fetch(plan)
+
+    def _write(self, host: str, version: int, view: HostView, owner: str | None, lease: float,
+               outbox: Outbox | None, now: float) -> int | None:
+        marked = getattr(self._local, "marked", None)
+        if marked is None:
+            return super()._write(host, version, view, owner, lease, outbox, now)
+        with self.db.write(f"commit {host}") as c:
+            landed = super()._write(host, version, view, owner, lease, outbox, now)
+            if landed is not None:
+                c.execute("DELETE FROM attempts WHERE url = ?", (marked,))
+        if landed is not None:
+            self._local.marked = None
+        return landed
+
+    def charge_failure(self, token: TokenIn, limit: int, detail: str) -> None:
+        # A turn that failed in this process after its request: the answer came and the failure
+        # is charged (``processing_failed`` at ``limit``), so the request was not cut.
+        super().charge_failure(token, limit, detail)
+        marked = getattr(self._local, "marked", None)
+        if marked is not None:
+            with self.db.write("attempt") as c:
+                c.execute("DELETE FROM attempts WHERE url = ?", (marked,))
+            self._local.marked = None
 
 
 def key_file_signer(profile: Profile) -> Any:
@@ -86,6 +154,16 @@ def recovery_hold(profile: Profile, view: HostView, now: float) -> float:
     if outcome is not None and outcome.robots is not None:
         crawl_delay = outcome.robots.crawl_delay(profile.robots_token)
     delay = effective_delay(p.min_delay_s, crawl_delay, p.crawl_delay_cap_s)
+    if p.round_spacing_s:
+        delay = max(delay, p.round_spacing_s + p.round_spacing_jitter_s)
+    return delay + p.clock_skew_margin_s
+
+
+def longest_gap(profile: Profile) -> float:
+    """The longest gap any host of ``profile`` can ask for between two requests (its delay,
+    Crawl-delay up to the cap, the round spacing), with the clock-skew margin."""
+    p = profile.politeness
+    delay = max(p.min_delay_s, p.crawl_delay_cap_s)
     if p.round_spacing_s:
         delay = max(delay, p.round_spacing_s + p.round_spacing_jitter_s)
     return delay + p.clock_skew_margin_s
@@ -211,14 +289,18 @@ class Engine:
 
     def _batch(self, msgs: list[Message]) -> None:
         try:
-            process_batch(msgs, self.crawler, self.queue, self.store, self.results, self.journal, self.db,
-                          count=self.count, log=self.log)
+            # The batch's writes after each request (its texts, the host's commit, the drain, the
+            # hides and acknowledgements) are one transaction, one wait for the disk.
+            with self.db.batch("turns"):
+                process_batch(msgs, self.crawler, self.queue, self.store, self.results, self.journal, self.db,
+                              count=self.count, log=self.log)
         except Exception as exc:  # noqa: BLE001 - hides or acks that failed: the tokens come back on their own
             self.count("failures")
             self.log("batch_failed", {"error": f"{type(exc).__name__}: {exc}"[:500],
                                       "hosts": sorted({m.group for m in msgs})})
             try:
-                self.queue.hide([(m.receipt, 5.0) for m in msgs])
+                # A commit after a request may be what failed: not back before any gap it began.
+                self.queue.hide([(m.receipt, max(5.0, longest_gap(self.profile))) for m in msgs])
             except Exception:  # noqa: BLE001 - the visibility timeout brings them back
                 pass
         finally:

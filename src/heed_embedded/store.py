@@ -435,6 +435,7 @@ class SqliteStore:
         with self.db.write(f"delete {host}") as c:
             if "HOST" in keys:
                 c.execute("DELETE FROM hosts WHERE host = ?", (host,))
+                c.execute("DELETE FROM attempts WHERE host = ?", (host,))
             if "DRAIN" in keys:
                 c.execute("DELETE FROM marks WHERE host = ?", (host,))
             c.executemany("DELETE FROM aux WHERE host = ? AND kind = ?",
@@ -504,7 +505,7 @@ class SqliteStore:
         days, URL records after 400, expired caps); returns how many rows of each."""
         out: dict[str, int] = {}
         with self.db.write("prune") as c:
-            for table in ("hosts", "aux", "marks", "urls"):
+            for table in ("hosts", "aux", "marks", "urls", "attempts"):
                 out[table] = c.execute(f"DELETE FROM {table} WHERE expires < ?", (now,)).rowcount
             gone = [k for (k,) in c.execute("SELECT key FROM quotas WHERE expires < ?", (now,))]
             c.executemany("DELETE FROM quota_takers WHERE key = ?", [(k,) for k in gone])

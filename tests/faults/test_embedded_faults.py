@@ -198,6 +198,38 @@ def test_a_crash_before_the_commit_refetches_that_page_once_after_the_gap(web: F
     assert len(reads) == 2 and reads[1].t_start - reads[0].t_end >= GAP
 
 
+def test_a_page_whose_request_is_cut_twice_is_given_up_never_asked_a_third_time(
+        web: FaultWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN the process dies while one article's request is in flight (after the site answered,
+    # before the commit), every time that page is asked for
+    from heed_core.adapters.http import RequestsTransport
+
+    target = f"{web.servers[0].base_url}/a/1"
+    h = Harness(tmp_path, profile(), web)
+    fetch = RequestsTransport.fetch
+
+    def cut(self: RequestsTransport, request: Any) -> Any:
+        result = fetch(self, request)
+        if request.url == target:
+            h.crashes += 1
+            h.stop.set()
+            raise Crash(f"killed with {target} in flight")
+        return result
+    monkeypatch.setattr(RequestsTransport, "fetch", cut)
+    h.crawl()
+    # THEN the page was asked twice, then given up with a reason (a skip, not a third request)
+    per_url = Counter(f"{r.host}{r.path}" for r in web.log())
+    assert h.crashes == 2 and per_url[target.removeprefix("http://")] == 2, per_url
+    skips = [s for s in h.skips() if s["url"] == target]
+    assert [s["reason"] for s in skips] == ["interrupted_twice"], skips
+    # AND every other page once, every other result once, its mark gone with the give-up's commit
+    assert all(n == 1 for u, n in per_url.items() if u != target.removeprefix("http://")), per_url
+    kinds = Counter(e["detail_type"] for e in h.events())
+    assert kinds == {"item.found": 9, "article.read": 8}, kinds
+    with h.db.read() as c:
+        assert c.execute("SELECT count(*) FROM attempts").fetchone()[0] == 0
+
+
 def test_a_crash_after_the_commit_and_before_the_ack_refetches_nothing(web: FaultWeb, tmp_path: Path) -> None:
     h = Harness(tmp_path, profile(), web)
     fault = h.add(h.engine.queue, "delete", times=2)
@@ -206,14 +238,29 @@ def test_a_crash_after_the_commit_and_before_the_ack_refetches_nothing(web: Faul
     check(web, h)
 
 
-def test_a_crash_in_the_drain_rolls_it_back_and_loses_no_result(web: FaultWeb, tmp_path: Path) -> None:
+def test_a_crash_in_the_drain_rolls_back_the_turn_with_it_and_loses_no_result(web: FaultWeb, tmp_path: Path) -> None:
     # GIVEN the process dying while its batches' outboxes leave (the events, mid-transaction)
     h = Harness(tmp_path, profile(), web)
     fault = h.add(h.engine.results, "emit_many", times=2)
     h.crawl()
     assert fault.fired == 2
-    # THEN the next turn of each host drains its outbox before deciding: nothing lost or doubled
+    # THEN the drain is one transaction with the commit after the request (one wait for the disk):
+    # nothing of either was kept, so each of the two pages is asked once more (a request cut
+    # before its commit), after the gap; nothing lost or doubled
+    check(web, h, refetched=2)
+
+
+def test_a_drain_that_fails_leaves_the_outbox_and_the_next_turn_drains_it_first(web: FaultWeb,
+                                                                                 tmp_path: Path) -> None:
+    # GIVEN the database refusing the events of two drains (busy past its timeout)
+    h = Harness(tmp_path, profile(), web)
+    fault = h.add(h.engine.results, "emit_many", action="busy", times=2)
+    h.crawl()
+    assert fault.fired == 2
+    # THEN the commits stood without their drains, and the next turn of each host drained its
+    # outbox before deciding: nothing asked twice, nothing lost or doubled
     check(web, h)
+    assert all(n == 1 for n in Counter(f"{r.host}{r.path}" for r in web.log()).values())
 
 
 def test_a_crash_in_a_tick_sends_nothing_and_the_next_sends_each_host_once(web: FaultWeb, tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ from heed_core.robots_step import answer_token, settle_robots
 from heed_core.settle import Settled, close_source, settle_item, stop_host
 from heed_core.store import HostStore, Journal, Results, Tokens
 from heed_core.tasks import Candidate, text_version
-from heed_core.turn import Plan, SkipRec, TokenIn, plan_turn, tdmrep_body
+from heed_core.turn import Plan, SkipRec, TokenIn, give_up_request, plan_turn, tdmrep_body
 from heed_core.urls import short_hash
 from heed_core.work import UrlRecord, WorkItem
 
@@ -179,6 +179,10 @@ class Crawler:
             return TurnResult("defer", delay_s=max(0.5, plan.wait or 0.0), why=plan.why, took_also=False)
         if plan.request is None:
             return self._commit_without_request(token, view, plan, now)
+        given_up = self._give_up(plan, now)
+        if given_up is not None:
+            give_up_request(self.p, plan, now, *given_up)
+            return self._commit_without_request(token, view, plan, now)
         version = view.version
         if view.owner != token.owner or view.lease_until < now + self.lease_s / 2:
             # COMMON-05: claim the host before the request (one conditional write); a token
@@ -220,6 +224,12 @@ class Crawler:
         return TurnResult("defer", delay_s=max(0.0, plan.wait or 0.0), why=plan.why, pending=pending, wake=wake)
 
     # --- the request ---------------------------------------------------------------------------
+    def _give_up(self, plan: Plan, now: float) -> tuple[str, str] | None:
+        """(reason, detail) when the plan's request must not be made again (an engine that
+        keeps a durable mark of each request in flight: one whose earlier requests were cut, by a
+        process killed mid-request, too often); None here: nothing is given up."""
+        return None
+
     def _fetch(self, plan: Plan) -> FetchResult:
         request = plan.request
         assert request is not None and plan.item is not None

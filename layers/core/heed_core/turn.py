@@ -35,7 +35,7 @@ from heed_core.work import WorkItem
 # What the one request of a plan is for ("": no request).
 PlanRole = Literal["", "robots", "tdmrep", "item", "hop"]
 
-__all__ = ["MAX_STEPS", "Plan", "PlanRole", "SkipRec", "TokenIn", "plan_turn", "tdmrep_url"]
+__all__ = ["MAX_STEPS", "Plan", "PlanRole", "SkipRec", "TokenIn", "give_up_request", "plan_turn", "tdmrep_url"]
 
 MAX_STEPS = 500  # items settled without a request in one turn before the token comes back
 
@@ -240,6 +240,34 @@ def _robots_request(profile: Profile, v: HostView, item: WorkItem, now: float, p
     plan.request = FetchRequest(url=url, purpose="robots", max_bytes=profile.robots.max_bytes)
     plan.role, plan.item, plan.hops, plan.gate_host = "robots", item, hops, gate
     return True
+
+
+def give_up_request(profile: Profile, plan: Plan, now: float, reason: str, detail: str) -> None:
+    """The plan's request given up, never made (its earlier requests were cut, their process
+    killed mid-request, too often): settled as a request that got no answer would be, without
+    one. An item is a skip with ``reason``; robots.txt is unreachable, as the bot's status policy
+    reads that (cached 10 minutes), and said once as a skip; tdmrep.json answered nothing; a
+    robots.txt hop goes back to its host as an answer with no status. The plan is left with no
+    request: it waits 0 s when work is left (the next turn goes on), else nothing. Pure."""
+    item, request, v = plan.item, plan.request, plan.view
+    assert item is not None and request is not None
+    none = FetchResult(url=request.url, status=None, t_start=now, t_end=now, error=reason, sent=False)
+    if plan.role == "robots":
+        answer = settle_robots(profile, v, none, plan.hops, item.round_start, now, paced=False)
+        if answer.aux is not None:
+            plan.aux.append(("robots", answer.aux))
+        plan.skips.append(SkipRec.of(item, request.url, reason, detail))
+    elif plan.role == "tdmrep":
+        v.tdmrep = {"exp": now + profile.robots.cache_ttl_s, "stamp": now, "rec": {"status": None, "body": ""}}
+        plan.skips.append(SkipRec.of(item, request.url, reason, detail))
+    elif plan.role == "hop":
+        v.frontier = [i for i in v.frontier if i.work_id != item.work_id]
+        plan.tokens.append(answer_token(item, none))
+        plan.skips.append(SkipRec.of(item, request.url, reason, detail))
+    else:
+        _settle_without_request(v, item, plan, reason, detail)
+    plan.request, plan.role, plan.dirty, plan.why = None, "", True, reason
+    plan.wait = 0.0 if v.frontier else None
 
 
 def _settle_without_request(v: HostView, item: WorkItem, plan: Plan, reason: str, detail: str) -> None:
