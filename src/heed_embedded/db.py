@@ -11,6 +11,8 @@ transaction never fails half-way for another writer); nested, it joins the outer
 a caller can make several ports' writes one atomic commit (the drain of a batch)."""
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -98,6 +100,7 @@ class Database:
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
         self._ready = False
+        self._wlock: tuple[int | None, int] = (None, 0)  # the writer lock file's descriptor, and whose
 
     # --- connections ----------------------------------------------------------------------------
     def conn(self) -> sqlite3.Connection:
@@ -154,14 +157,18 @@ class Database:
             except sqlite3.Error:
                 pass
         self._local = threading.local()
+        fd, pid = self._wlock
+        if fd is not None and pid == os.getpid():
+            os.close(fd)
+        self._wlock = (None, 0)
 
     # --- transactions ---------------------------------------------------------------------------
     @contextmanager
     def write(self, what: str = "write", *, durable: bool = True) -> Iterator[sqlite3.Connection]:
-        """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``), or, when a transaction is
-        open on this thread (a nested write, or a ``batch``), a savepoint of it: what a write
-        did is kept or undone whole, and an inner write that fails undoes only itself. In a
-        ``batch`` the outermost write is not committed at its end but with the batch. SQLite's
+        """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``); nested in another write,
+        part of it; in a ``batch`` whose transaction is open, a savepoint of it (each of the
+        batch's writes is kept or undone whole, alone), and the outermost write is not
+        committed at its end but with the batch. SQLite's
         errors leave as ``TransientError``/``ServiceFault`` (``translate``). ``durable=False``:
         a transaction begun by this write is committed without waiting for the disk
         (``synchronous=NORMAL``: it survives the process killed, as every commit does in WAL
@@ -180,15 +187,27 @@ class Database:
                 try:
                     self._begin(c, what, durable=True)
                 except BaseException:
-                    self._lock.release()
+                    self._release()
                     raise
+            if local.depth:
+                # Inside another write: part of that unit (kept or undone with it), as a nested
+                # write always was.
+                local.depth += 1
+                try:
+                    yield c
+                except sqlite3.Error as exc:
+                    raise translate(exc, what) from exc
+                finally:
+                    local.depth -= 1
+                return
+            # A unit of its own in a batch's open transaction: a savepoint, undone alone.
             local.sp = getattr(local, "sp", 0) + 1
             name = f"w{local.sp}"
             try:
                 c.execute(f"SAVEPOINT {name}")
             except sqlite3.Error as exc:
                 raise translate(exc, what) from exc
-            local.depth += 1
+            local.depth = 1
             try:
                 yield c
                 c.execute(f"RELEASE {name}")
@@ -202,13 +221,13 @@ class Database:
                     raise translate(exc, what) from exc
                 raise
             finally:
-                local.depth -= 1
+                local.depth = 0
             return
-        self._lock.acquire()
+        self._acquire()
         try:
             self._begin(c, what, durable=durable)
         except BaseException:
-            self._lock.release()
+            self._release()
             raise
         local.depth = 1
         try:
@@ -222,6 +241,39 @@ class Database:
         local.depth = 0
         if not getattr(local, "batching", 0):
             self._end(c, what)
+
+    def _acquire(self) -> None:
+        """This process's writer lock, then the directory's (``heed.db-wlock``, an ``flock``):
+        the writers of ``heed serve``'s processes wait in the kernel and go on the moment the
+        lock is free, where SQLite's busy handler would poll with sleeps of up to 100 ms while
+        the database stays idle. (An operator's command takes only SQLite's own lock: it waits
+        in the busy handler, as before.)"""
+        self._lock.acquire()
+        try:
+            fd = self._wlock_fd()
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _release(self) -> None:
+        try:
+            fd = self._wlock_fd()
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            self._lock.release()
+
+    def _wlock_fd(self) -> int | None:
+        pid = os.getpid()
+        if self._wlock[1] != pid:  # opened by this process (a forked child opens its own)
+            try:
+                fd = os.open(f"{self.path}-wlock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except OSError:
+                fd = None  # a read-only directory: SQLite's lock alone
+            self._wlock = (fd, pid)
+        return self._wlock[0]
 
     def _begin(self, c: sqlite3.Connection, what: str, *, durable: bool) -> None:
         """Open this thread's transaction (its lock held by the caller)."""
@@ -248,7 +300,7 @@ class Database:
         except sqlite3.Error as exc:
             self._rollback(c)
             raise translate(exc, what) from exc
-        self._lock.release()
+        self._release()
 
     def _rollback(self, c: sqlite3.Connection) -> None:
         if not getattr(self._local, "open", False):
@@ -260,7 +312,7 @@ class Database:
         except sqlite3.Error:
             pass
         finally:
-            self._lock.release()
+            self._release()
 
     @contextmanager
     def batch(self, what: str = "batch") -> Iterator[None]:

@@ -262,15 +262,18 @@ class Engine:
                 with self._cond:
                     free = self.threads - self._busy
                     self._wakeups = 0
-                msgs = self.queue.receive(free * self.batch, self.session) if free > 0 else []
+                # A read first: a receive is a write (the database's lock), and most wake-ups
+                # (a turn ended) find nothing due.
+                now = self.clock.now()
+                nxt = self.queue.next_visible()
+                due = nxt is not None and nxt <= now
+                msgs = self.queue.receive(free * self.batch, self.session) if free > 0 and due else []
                 if msgs:
                     for group in _batches(msgs, self.batch):
                         with self._cond:
                             self._busy += 1
                         pool.submit(self._batch, group)
                     continue
-                now = self.clock.now()
-                nxt = self.queue.next_visible()
                 with self._cond:
                     if self._wakeups:
                         continue

@@ -247,6 +247,32 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
     if released:
         engine.recover(released)
         log("resumed", {"tokens": len(released), "why": "held by a process that is gone (killed or stopped)"})
+    children: list[tuple[Any, _Tally, str, Any]] = []
+    spec = {"path": str(state.path), "profile": json.loads(json.dumps(profile.data, default=str)),
+            "opts": asdict(opts), "parent": os.getpid()}
+
+    def spawn() -> None:
+        session = _session() + f"/w{len(children)}"
+        array = ctx.Array("q", len(_STATS), lock=False)
+        child_stop = ctx.Event()
+        # A worker forked while this process runs no other thread starts at once, its modules
+        # already loaded (a spawned one imports them all again: a second of CPU each); one that
+        # replaces a dead worker, with threads about, is spawned.
+        start = multiprocessing.get_context("fork") if threading.active_count() == 1 and hasattr(os, "fork") else ctx
+        if start is not ctx:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+        proc = start.Process(target=_worker, args=({**spec, "session": session}, array, child_stop), daemon=False,
+                             name="heed-worker")
+        proc.start()
+        children.append((proc, _Tally(array), session, child_stop))
+
+    # The workers start now: the tokens of a dead process are back and their hosts safe.
+    for _ in range(workers - 1):
+        spawn()
     engine.store.prune(started)
     engine.queue.prune(started)
     state.set("profile", json.loads(json.dumps(profile.data, default=str)))
@@ -259,22 +285,6 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
     counts0 = engine.queue.counts()
     log("start", {"state": str(state.path), "workers": workers, "threads": threads, "once": opts.once,
                   "waiting": counts0["waiting"], "ready": counts0["ready"], "pid": os.getpid()})
-
-    children: list[tuple[Any, _Tally, str, Any]] = []
-    spec = {"path": str(state.path), "profile": json.loads(json.dumps(profile.data, default=str)),
-            "opts": asdict(opts), "parent": os.getpid()}
-
-    def spawn() -> None:
-        session = _session() + f"/w{len(children)}"
-        array = ctx.Array("q", len(_STATS), lock=False)
-        child_stop = ctx.Event()
-        proc = ctx.Process(target=_worker, args=({**spec, "session": session}, array, child_stop), daemon=False,
-                           name="heed-worker")
-        proc.start()
-        children.append((proc, _Tally(array), session, child_stop))
-
-    for _ in range(workers - 1):
-        spawn()
 
     stopping = threading.Event()
 

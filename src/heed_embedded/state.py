@@ -35,8 +35,8 @@ MANIFEST = "heed-state.json"
 DATABASE = "heed.db"
 _OLD = ("table.jsonl", "bucket.jsonl")
 _AHEAD_S = 60.0  # a clock set a little differently is no "state from the future"
-_OURS = frozenset({MANIFEST, DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", "serve.lock", ".migrate.lock",
-                   "requests.jsonl", "skips.jsonl", "events.jsonl", ".lock", "format-1"})
+_OURS = frozenset({MANIFEST, DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", f"{DATABASE}-wlock", "serve.lock",
+                   ".migrate.lock", "requests.jsonl", "skips.jsonl", "events.jsonl", ".lock", "format-1"})
 
 
 class StateError(ConfigError):

@@ -1,7 +1,9 @@
 """Sends one GET with requests: to a checked public address only, bounded in time and size."""
 from __future__ import annotations
 
+import heapq
 import http.client
+import os
 import re
 import socket
 import ssl
@@ -217,21 +219,63 @@ def _raw_headers(raw: Any) -> tuple[tuple[str, str], ...]:
     return tuple((str(k), str(v)) for k, v in items)
 
 
+class _Watchdog:
+    """One thread for every fetch's total deadline (a timer thread per request costs more than
+    the request): connectors wait in a heap by deadline; the thread fires each whose deadline
+    came before it finished."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._heap: list[tuple[float, int, _Connector]] = []
+        self._seq = 0
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def watch(self, connector: _Connector) -> None:
+        with self._cond:
+            if self._thread is None or self._pid != os.getpid():  # (a forked child has no thread)
+                self._heap.clear()
+                self._pid = os.getpid()
+                self._thread = threading.Thread(target=self._run, name="heed-fetch-deadlines", daemon=True)
+                self._thread.start()
+            self._seq += 1
+            earliest = not self._heap or connector.deadline < self._heap[0][0]
+            heapq.heappush(self._heap, (connector.deadline, self._seq, connector))
+            if earliest:
+                self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._heap and self._heap[0][2].done:
+                    heapq.heappop(self._heap)  # finished in time: forgotten
+                if not self._heap:
+                    self._cond.wait()
+                    continue
+                left = self._heap[0][0] - time.monotonic()
+                if left > 0:
+                    self._cond.wait(left)
+                    continue
+                connector = heapq.heappop(self._heap)[2]
+            connector.fire()
+
+
+_WATCHDOG = _Watchdog()
+
+
 class _Connector:
     """One fetch's sockets: opened only to the checked addresses, cut at the total deadline
     (a server dripping a byte a second never trips a per-read timeout)."""
 
     def __init__(self, addresses: list[str], deadline: float) -> None:
         self._addresses = addresses
-        self._deadline = deadline
+        self._deadline = self.deadline = deadline
         self._lock = threading.Lock()
         self._twins: list[socket.socket] = []
-        self._done = self.fired = self.attempted = False
+        self.done = self.fired = self.attempted = False
         self.ip: str | None = None
         self.failure: str | None = None
-        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._fire)
-        self._timer.daemon = True
-        self._timer.start()
+        _WATCHDOG.watch(self)
 
     def open(self, conn: HTTPConnection, port: int, timeout: Any) -> socket.socket:
         for ip in self._addresses:
@@ -268,9 +312,9 @@ class _Connector:
             raise ConnectTimeoutError(conn, "total deadline reached before connecting")
         raise NewConnectionError(conn, f"could not connect to any of {self._addresses}")
 
-    def _fire(self) -> None:
+    def fire(self) -> None:
         with self._lock:
-            if self._done:
+            if self.done:
                 return
             self.fired = True
             for twin in self._twins:
@@ -280,10 +324,9 @@ class _Connector:
                     pass
 
     def finish(self) -> bool:
-        """Stop the watchdog; True when the deadline was hit first."""
-        self._timer.cancel()
+        """Leave the watchdog; True when the deadline was hit first."""
         with self._lock:
-            self._done = True
+            self.done = True
             for twin in self._twins:
                 twin.close()
             self._twins.clear()
