@@ -241,13 +241,15 @@ def test_a_crash_after_the_commit_and_before_the_ack_refetches_nothing(web: Faul
 def test_a_crash_in_the_drain_rolls_back_the_turn_with_it_and_loses_no_result(web: FaultWeb, tmp_path: Path) -> None:
     # GIVEN the process dying while its batches' outboxes leave (the events, mid-transaction)
     h = Harness(tmp_path, profile(), web)
+    # (up to twice: the fault is on the first process's engine, and a second drain meets it only
+    # when two batches drain side by side before the first crash stops that process)
     fault = h.add(h.engine.results, "emit_many", times=2)
     h.crawl()
-    assert fault.fired == 2
+    assert fault.fired >= 1 and h.crashes == fault.fired
     # THEN the drain is one transaction with the commit after the request (one wait for the disk):
-    # nothing of either was kept, so each of the two pages is asked once more (a request cut
+    # nothing of it was kept, so each page whose drain was cut is asked once more (a request cut
     # before its commit), after the gap; nothing lost or doubled
-    check(web, h, refetched=2)
+    check(web, h, refetched=fault.fired)
 
 
 def test_a_drain_that_fails_leaves_the_outbox_and_the_next_turn_drains_it_first(web: FaultWeb,
