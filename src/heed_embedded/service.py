@@ -30,6 +30,11 @@ from heed_embedded.store import SqliteStore
 __all__ = ["MAX_REAL_FAILURES", "Counts", "process_batch"]
 
 MAX_REAL_FAILURES = 3  # then the work item is recorded as a skip; deferrals never count here
+# The owner token of a host comes back for the gap its turn measured on this machine's clock (the
+# clock-skew margin left out): the site stamps the end of a request after we do (its log line
+# follows its answer, a few ms later under load), so a hide is this much longer (SQS would round
+# it up to a whole second).
+END_STAMP_SLACK_S = 0.02
 
 Counts = Callable[[str, int], None]  # (what, how many): turns, failures, transient, faults
 Log = Callable[[str, dict[str, object]], None]  # (event, fields): the engine's JSON log line
@@ -128,4 +133,4 @@ def process_batch(msgs: list[Message], crawler: Crawler, queue: WorkQueue, store
 
 
 def _receipts(hides: list[tuple[Message, float]]) -> list[tuple[str, float]]:
-    return [(m.receipt, seconds) for m, seconds in hides]
+    return [(m.receipt, seconds + END_STAMP_SLACK_S if seconds > 0 else seconds) for m, seconds in hides]

@@ -138,13 +138,6 @@ class Rig:
         return self.journal.reasons(url)
 
 
-def owned(r: Rig, delay: float) -> float:
-    """The gap a host's own token keeps: the delay, plus the part of the clock-skew margin it is
-    not spared (``politeness.end_stamp_slack_s``: a site logs a request's end a little later)."""
-    pol = r.profile.politeness
-    return delay + pol.clock_skew_margin_s - pol.owner_credit_s
-
-
 def rig(bot: str | Mapping[str, Any]) -> Rig:
     return Rig(load_profile(bot) if isinstance(bot, str) else load_profile_data(bot))
 
@@ -209,13 +202,12 @@ def test_common_05_aube_09_gap_counted_from_end_of_request_and_no_turn_sleeps() 
     # THEN each request starts exactly 1.5 s after the end of the previous one (never two at once)
     sent = r.sent(HOST)
     assert [e.request.purpose for e in sent] == ["robots", "feed", "article", "article"]
-    own = owned(r, 1.5)
-    assert [e.result.t_start for e in sent[1:]] == pytest.approx([e.result.t_end + own for e in sent[:-1]])
+    assert [e.result.t_start for e in sent[1:]] == [e.result.t_end + 1.5 for e in sent[:-1]]
     # and no turn slept or made more than one request: the waiting was the queue's (deferrals)
     assert time.monotonic() - wall < 2.0
-    assert r.clock.now() - T0 == pytest.approx(0.25 + 0.5 + 0.75 * 2 + own * 3)
+    assert r.clock.now() - T0 == pytest.approx(0.25 + 0.5 + 0.75 * 2 + 1.5 * 3)
     assert all(n <= 1 for _, _, n in r.turns)
-    assert sum(t.delay_s for _, t, _ in r.turns if t.action == "defer") == pytest.approx(own * 3)
+    assert sum(t.delay_s for _, t, _ in r.turns if t.action == "defer") == pytest.approx(1.5 * 3)
 
 
 def test_common_05_a_second_invocation_is_refused_while_a_request_is_in_flight() -> None:
@@ -255,7 +247,7 @@ def test_aube_04_subsidie_07_crawl_delay_raises_the_gap_up_to_the_cap(bot: str, 
     sent = r.sent(HOST)
     assert [e.request.url for e in sent] == [SITE + "/robots.txt", SITE + "/p1", SITE + "/p2"]
     margin = r.profile.politeness.clock_skew_margin_s
-    assert gaps(sent) == pytest.approx([owned(r, gap), gap + margin])
+    assert gaps(sent) == pytest.approx([gap, gap + margin])
 
 
 # --- SPRING-05: a 429 stops the host for the rest of the UTC day ------------------------------------
@@ -362,7 +354,7 @@ def test_common_06_redirect_is_a_separate_paced_request() -> None:
     r.play()
     sent = r.sent()
     assert [e.request.url for e in sent] == [SITE + "/robots.txt", SITE + "/old", SITE + "/new"]
-    assert gaps(sent) == pytest.approx([owned(r, 10.0)] * 2)  # SPRING-08: the hop waits like any other request
+    assert gaps(sent) == [10.0, 10.0]  # SPRING-08: the hop waits like any other request
     assert [e["url"] for e in r.results.of_type("item.found")] == [SITE + "/story/1"]
 
 
@@ -384,7 +376,7 @@ def test_common_06_redirect_to_another_host_reads_that_hosts_robots_first() -> N
     turns = r.play()
     assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/old", OTHER + "/robots.txt", OTHER + "/page"]
     assert any(OTHER_HOST in t.wake for t in turns)
-    assert gaps(r.sent(OTHER_HOST)) == pytest.approx([owned(r, 10.0)])
+    assert gaps(r.sent(OTHER_HOST)) == [10.0]
 
 
 def test_common_06_redirect_into_a_blocked_domain_is_not_requested() -> None:
@@ -617,7 +609,7 @@ def test_praha_06_crawl_delay_holds_after_the_tdmrep_request() -> None:
     sent = r.sent()
     assert [e.request.purpose for e in sent] == ["robots", "feed", "tdmrep", "article"]
     # THEN every gap on the host is the Crawl-delay, the one after tdmrep.json included (COMMON-05)
-    assert gaps(sent) == pytest.approx([owned(r, 10.0)] * 3)
+    assert gaps(sent) == [10.0, 10.0, 10.0]
 
 
 def test_common_02_tdmrep_json_is_not_fetched_where_robots_disallows_it() -> None:

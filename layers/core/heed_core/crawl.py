@@ -375,9 +375,8 @@ class Crawler:
         outbox = Outbox(version=version + 1, events=tuple(events), tokens=tuple(tokens), urls=tuple(urls),
                         sources=tuple(sources))
         # The owner is hidden for the gap measured on this machine's clock, the one that stamped
-        # t_end: a duration, which no skew shortens, so without the margin but for the slack of a
-        # site's later stamp (Plan.credit, politeness.owner_credit_s).
-        wait = self._next_wait(v, self.clock.now(), self.p.politeness.owner_credit_s) if more else None
+        # t_end: a duration, which no skew shortens, so without the margin (Plan.credit).
+        wait = self._next_wait(v, self.clock.now(), self.p.politeness.clock_skew_margin_s) if more else None
         owner = token.owner if more and not rotate else None
         return _Commit(view=v, outbox=outbox, owner=owner, lease=self.clock.now() + (wait or 0.0) + self.lease_s,
                        aux=aux, skips=skips, wait=wait, more=more, rotate=rotate,

@@ -63,16 +63,6 @@ class Politeness:
                                     doc="requests at once over all hosts (null: no cap; one per host always)")
     clock_skew_margin_s: float = key(0.1, ge=0, doc="added to every gap written: the next request's earliest "
                                                     "start is written by one machine's clock and read by another's")
-    end_stamp_slack_s: float = key(0.02, ge=0, doc="of the margin, kept even when the clock that stamped a "
-                                                   "request's end reads the gap: a site logs the end a little later")
-
-    @property
-    def owner_credit_s(self) -> float:
-        """How much of the margin a host's own token is spared: it comes back after the hide its
-        turn measured on the clock that stamped the request's end, so no skew between machines
-        shortens the gap; the site's log stamps that end a few ms later (its line follows its
-        answer), so ``end_stamp_slack_s`` of it stays."""
-        return max(0.0, self.clock_skew_margin_s - self.end_stamp_slack_s)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -145,9 +145,8 @@ def plan_turn(profile: Profile, snapshot: HostView, token: TokenIn, now: float) 
     if v.owner and v.owner == token.owner:
         # COMMON-05 across machines: the owner token comes back only after the hide its own turn
         # set; that hide already kept the gap (in true time), so the margin (there for a token
-        # read by another clock: a fresh round's, a follow-up) is not waited a second time, but for
-        # the slack a site's log needs (politeness.end_stamp_slack_s).
-        plan.credit = profile.politeness.owner_credit_s
+        # read by another clock: a fresh round's, a follow-up) is not waited a second time.
+        plan.credit = profile.politeness.clock_skew_margin_s
     for what, why in token.bad:
         plan.skips.append(SkipRec(what, "bad_work_item", why))
     for raw, why in v.bad_items:
