@@ -400,3 +400,23 @@ def test_a_token_that_keeps_failing_is_charged_then_dead_lettered_and_redriven(w
     # AND the sound hosts were crawled to the end, untouched by the bad one
     for server in web.servers[1:]:
         assert {f"/a/{i}" for i in range(3)} <= {r.path for r in server.log()}
+
+
+def _gaps(web: FaultWeb) -> list[float]:
+    by_host: dict[str, list[Any]] = {}
+    for r in web.log():
+        by_host.setdefault(r.host, []).append(r)
+    return sorted(b.t_start - a.t_end for recs in by_host.values() for a, b in pairwise(recs))
+
+
+@pytest.mark.parametrize("slack", [0.0, 0.4])
+def test_a_hosts_own_token_is_hidden_longer_by_the_profiles_end_stamp_slack(web: FaultWeb, tmp_path: Path,
+                                                                             slack: float) -> None:
+    """politeness.end_stamp_slack_s: every gap a host's own token keeps is that much longer (a
+    site stamps a request's end after the bot does); at 0 the gaps sit at the profile's delay."""
+    h = Harness(tmp_path, profile(politeness={"end_stamp_slack_s": slack}), web).crawl()
+    check(web, h)
+    gaps = _gaps(web)
+    assert gaps and gaps[0] >= GAP
+    median = gaps[len(gaps) // 2]
+    assert GAP + slack <= median < GAP + slack + 0.15, (slack, gaps)

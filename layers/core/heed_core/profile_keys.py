@@ -63,6 +63,10 @@ class Politeness:
                                     doc="requests at once over all hosts (null: no cap; one per host always)")
     clock_skew_margin_s: float = key(0.1, ge=0, doc="added to every gap written: the next request's earliest "
                                                     "start is written by one machine's clock and read by another's")
+    end_stamp_slack_s: float = key(0.02, ge=0,
+                                   doc="added to a sub-second hide of a host's own token (the embedded engine's "
+                                       "queue): a site stamps a request's end a few ms after the bot does; SQS "
+                                       "rounds every hide up to whole seconds, which already covers it")
 
 
 @dataclass(frozen=True, kw_only=True)
