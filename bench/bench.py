@@ -143,7 +143,7 @@ def _run_side(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
 
 
 def run_size(name: str, hosts_n: int, pages: int, delay: float, sides: list[str], engine: str = "aws",
-             workers: int = 0, sync: str | None = None) -> dict[str, Any]:
+             workers: int = 0, sync: str | None = None, threads: int = 0) -> dict[str, Any]:
     hosts = {h.ip: h for h in make_hosts(hosts_n, pages, delay)}
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     out: dict[str, Any] = {"size": name, "hosts": hosts_n, "pages": pages, "delay": delay, "engine": engine}
@@ -170,7 +170,8 @@ def run_size(name: str, hosts_n: int, pages: int, delay: float, sides: list[str]
                           "scrapy": "scrapy_side.py"}[side]
                 extra: list[str] = []
                 if side == "heed" and engine == "embedded":
-                    extra = (["--workers", str(workers)] if workers else []) + (["--sync", sync] if sync else [])
+                    extra = ((["--workers", str(workers)] if workers else []) + (["--sync", sync] if sync else [])
+                             + (["--threads", str(threads)] if threads else []))
                 t0 = time.monotonic()
                 result = _run_side([_python(), str(HERE / script), *args, *extra], env)
                 result["process_wall_s"] = time.monotonic() - t0
@@ -245,6 +246,7 @@ def main() -> None:
                          "the default, and what --cost-inputs measures) or embedded (`heed serve --once` on "
                          "SQLite, the command a user runs, timed from outside)")
     ap.add_argument("--workers", type=int, default=0, help="--engine embedded: heed serve --workers N")
+    ap.add_argument("--threads", type=int, default=0, help="--engine embedded: heed serve --threads N")
     ap.add_argument("--sync", choices=["full", "normal"], help="--engine embedded: heed serve --sync")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     ap.add_argument("--cost-inputs", metavar="FILE",
@@ -260,7 +262,7 @@ def main() -> None:
           f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}")
     results = []
     for name in sizes:
-        res = run_size(name, *SIZES[name], sides, args.engine, args.workers, args.sync)
+        res = run_size(name, *SIZES[name], sides, args.engine, args.workers, args.sync, args.threads)
         results.append(res)
         print(report(res), flush=True)
     if args.json:

@@ -64,6 +64,7 @@ def main() -> None:
     ap.add_argument("--pages", type=int, required=True)
     ap.add_argument("--delay", type=float, required=True)
     ap.add_argument("--workers", type=int, default=0, help="heed serve --workers (0: its default)")
+    ap.add_argument("--threads", type=int, default=0, help="heed serve --threads (0: its default)")
     ap.add_argument("--sync", choices=["full", "normal"], default=None, help="heed serve --sync (default: its own)")
     args = ap.parse_args()
     d = args.delay
@@ -83,6 +84,8 @@ def main() -> None:
                "--sources", str(root / "sources.csv"), "--once", "--quiet", "--allow-private", "--patience", "30"]
         if args.workers:
             cmd += ["--workers", str(args.workers)]
+        if args.threads:
+            cmd += ["--threads", str(args.threads)]
         if args.sync:
             cmd += ["--sync", args.sync]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
