@@ -240,9 +240,14 @@ def holds(web: FaultWeb, results: Sequence[Mapping[str, Any]], *, at: Callable[[
     assert ids and max(ids.values()) == 1, [k for k, v in ids.items() if v > 1]
     kinds = Counter(i["detail_type"] for i in results)
     assert kinds == {"item.found": len(web.servers) * articles, "article.read": len(web.servers) * articles}, kinds
-    by_host: dict[str, list[RequestRecord]] = {}
-    for r in log:
-        by_host.setdefault(r.host, []).append(r)
-    for host, recs in by_host.items():
-        gaps = [at(b.t_start) - at(a.t_end) for a, b in pairwise(recs)]
+    for host, gaps in site_gaps(web, at=at).items():
         assert min(gaps) >= GAP - 0.005, (host, gaps)
+
+
+def site_gaps(web: FaultWeb, *, at: Callable[[float], float] = float) -> dict[str, list[float]]:
+    """Each host's gaps as its site saw them, end of one request to start of the next, in order
+    (``at``: a site's wall time on the bot's clock)."""
+    by_host: dict[str, list[RequestRecord]] = {}
+    for r in web.log():
+        by_host.setdefault(r.host, []).append(r)
+    return {host: [at(b.t_start) - at(a.t_end) for a, b in pairwise(recs)] for host, recs in by_host.items()}

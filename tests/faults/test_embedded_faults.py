@@ -31,7 +31,7 @@ from heed_embedded.engine import Engine
 from heed_embedded.results import FileJournal, events_since
 from heed_embedded.service import process_batch
 
-from tests.faults.conftest import GAP, FaultWeb, holds, profile
+from tests.faults.conftest import GAP, FaultWeb, holds, profile, site_gaps
 
 
 class Crash(BaseException):
@@ -402,13 +402,6 @@ def test_a_token_that_keeps_failing_is_charged_then_dead_lettered_and_redriven(w
         assert {f"/a/{i}" for i in range(3)} <= {r.path for r in server.log()}
 
 
-def _gaps(web: FaultWeb) -> list[float]:
-    by_host: dict[str, list[Any]] = {}
-    for r in web.log():
-        by_host.setdefault(r.host, []).append(r)
-    return sorted(b.t_start - a.t_end for recs in by_host.values() for a, b in pairwise(recs))
-
-
 @pytest.mark.parametrize("slack", [0.0, 0.4])
 def test_a_hosts_own_token_is_hidden_longer_by_the_profiles_end_stamp_slack(web: FaultWeb, tmp_path: Path,
                                                                              slack: float) -> None:
@@ -416,7 +409,7 @@ def test_a_hosts_own_token_is_hidden_longer_by_the_profiles_end_stamp_slack(web:
     site stamps a request's end after the bot does); at 0 the gaps sit at the profile's delay."""
     h = Harness(tmp_path, profile(politeness={"end_stamp_slack_s": slack}), web).crawl()
     check(web, h)
-    gaps = _gaps(web)
+    gaps = sorted(g for host_gaps in site_gaps(web).values() for g in host_gaps)
     assert gaps and gaps[0] >= GAP
     median = gaps[len(gaps) // 2]
     assert GAP + slack <= median < GAP + slack + 0.15, (slack, gaps)

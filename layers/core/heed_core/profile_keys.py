@@ -64,8 +64,8 @@ class Politeness:
     clock_skew_margin_s: float = key(0.1, ge=0, doc="added to every gap written: the next request's earliest "
                                                     "start is written by one machine's clock and read by another's")
     end_stamp_slack_s: float = key(0.02, ge=0,
-                                   doc="added to a sub-second hide of a host's own token (the embedded engine's "
-                                       "queue): a site stamps a request's end a few ms after the bot does; SQS "
+                                   doc="added to every hide of a host's token on the embedded engine's queue (exact "
+                                       "to the ms): a site stamps a request's end a few ms after the bot does; SQS "
                                        "rounds every hide up to whole seconds, which already covers it")
 
 
