@@ -7,16 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import boto3
-from botocore.exceptions import (
-    BotoCoreError,
-    ClientError,
-    EndpointConnectionError,
-    NoCredentialsError,
-    NoRegionError,
-    ProfileNotFound,
-)
-
 from heed_core.errors import ConfigError
 
 
@@ -42,6 +32,11 @@ class Aws:
     clients: dict[str, Any] = field(default_factory=dict)
 
     def client(self, service: str) -> Any:
+        # boto3 is imported here, not with the module: every command's parser imports this one,
+        # and `heed serve` (the embedded engine, no AWS on its path) would pay 150 ms for it.
+        import boto3
+        from botocore.exceptions import NoRegionError, ProfileNotFound
+
         if service not in self.clients:
             if self.session is None:
                 try:
@@ -61,6 +56,8 @@ class Aws:
 
 def describe_stack(aws: Aws, stack: str) -> dict[str, Any]:
     """The stack as CloudFormation describes it; an unknown stack is a CommandError naming it."""
+    from botocore.exceptions import ClientError
+
     try:
         stacks = aws.client("cloudformation").describe_stacks(StackName=stack)["Stacks"]
     except ClientError as exc:
@@ -86,6 +83,14 @@ def output(outputs: dict[str, str], key: str, stack: str) -> str:
 
 def aws_errors(what: str, run: Callable[[], int]) -> int:
     """Run a command; every way AWS or the user can say no becomes one line on stderr and exit 2."""
+    from botocore.exceptions import (
+        BotoCoreError,
+        ClientError,
+        EndpointConnectionError,
+        NoCredentialsError,
+        NoRegionError,
+    )
+
     try:
         return run()
     except CommandError as exc:

@@ -196,3 +196,22 @@ def test_checker_finds_an_import_between_the_rooms_beside_each_other(tmp_path: P
     emb = _room(tmp_path, "heed_embedded", {"__init__.py": "", "engine.py": "def f():\n    import heed_aws.store\n"})
     # THEN the checker names it
     assert upward(import_graph(modules([aws, emb]))) == ["heed_embedded.engine:2 -> heed_aws.store"]
+
+
+def test_heed_serve_loads_no_aws_package_in_its_process(tmp_path: Path) -> None:
+    """The issue's "no moto and no boto3 on this path", for the process a user starts: `heed
+    serve` builds the whole command line (every command's parser), so a module of the AWS side
+    imported at the top of an operator command would load boto3 (some 150 ms) into the embedded
+    engine. Python's own import log of a real `heed serve --once` names every module it loaded."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "heed.cli", "serve", "--bot", "aubebot",
+                           "--state", str(tmp_path / "state"), "--once", "--quiet"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    loaded = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert len(loaded) > 100  # the log is there: the check below cannot pass on an empty one
+    assert "heed_embedded.engine" in loaded
+    aws = sorted(m for m in loaded if m.split(".")[0] in NOT_IN_EMBEDDED)
+    assert aws == [], aws

@@ -19,9 +19,8 @@ from heed_core.urls import BadUrl, authority, in_domain
 from heed_core.work import Source
 
 from heed_aws.domains import registrable_domain
-from heed_aws.operator_store import S3Texts
 
-__all__ = ["ImportReport", "OperatorStore", "PurgeReport", "S3Texts", "TurnWait", "close_on_hosts", "entry_hosts",
+__all__ = ["ImportReport", "OperatorStore", "PurgeReport", "TurnWait", "close_on_hosts", "entry_hosts",
            "import_sources", "list_blocks", "purge_domain", "remove_source", "reopen_source", "unblock"]
 
 HOST_TTL_S = 30 * 86400.0  # as the crawl writes a host's item (heed_core.crawl.HOST_ITEM_TTL_S)
@@ -304,6 +303,8 @@ def purge_domain(store: OperatorStore, domain: str, *, s3: Any = None, bucket: s
     again, it finds nothing and records that too. ``dry_run`` counts and deletes nothing."""
     name = domain.lower().strip(".")
     if texts is None and s3 is not None and bucket:
+        from heed_aws.operator_store import S3Texts  # the deployed stack's bucket: not on serve's path
+
         texts = S3Texts(s3, bucket)
     if not dry_run:
         # First the tombstone every turn reads with its host (the block list's item): work made

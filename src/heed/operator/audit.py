@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from botocore.exceptions import ClientError
-
 from heed_core.urls import BadUrl, authority
 
 from heed.awsstack import Aws, CommandError, add_aws_arguments, aws_errors, output, stack_outputs
@@ -208,6 +206,8 @@ def deployed_records(logs: Any, log_group: str, host: HostFilter, since: float, 
                      timeout_s: float, poll_s: float = 1.0, sleep: Callable[[float], None] = time.sleep,
                      clock: Callable[[], float] = time.monotonic) -> list[dict[str, Any]]:
     """Run the audit query on the fetcher's log group and wait for it (start_query, get_query_results)."""
+    from botocore.exceptions import ClientError
+
     query_id = logs.start_query(logGroupName=log_group, startTime=int(since), endTime=int(until + LOG_SLACK_S) + 1,
                                 queryString=insights_query(host), limit=RESULT_LIMIT)["queryId"]
     deadline = clock() + timeout_s

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from heed.awsstack import Aws, CommandError, add_aws_arguments, aws_errors, output, stack_outputs
 
 HOLD_S = 120  # while listing, a seen token stays hidden so the next receive shows the others
@@ -38,6 +36,8 @@ class Queues:
 
 
 def _attributes(sqs: Any, url: str) -> dict[str, str]:
+    from botocore.exceptions import ClientError
+
     try:
         return dict(sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"])
     except ClientError as exc:
@@ -47,6 +47,8 @@ def _attributes(sqs: Any, url: str) -> dict[str, str]:
 
 
 def _url_of(sqs: Any, arn: str) -> str:
+    from botocore.exceptions import ClientError
+
     # arn:aws:sqs:<region>:<account>:<name>
     account, name = arn.split(":")[4], arn.split(":")[5]
     try:
@@ -226,6 +228,8 @@ def cmd_dlq(args: argparse.Namespace, *, aws: Aws | None = None, wait_s: int = 1
 
 
 def _dlq(args: argparse.Namespace, aws: Aws, wait_s: int) -> int:
+    from botocore.exceptions import ClientError
+
     if getattr(args, "state", None) is not None:
         return _dlq_state(args)
     if args.dlq_command == "redrive" and args.limit is not None and not args.by_hand:

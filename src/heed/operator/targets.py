@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from heed.awsstack import Aws, CommandError, add_aws_arguments, aws_errors, describe_stack, output
 from heed.state_dir import EmbeddedState, StateDirError, open_local
 
@@ -115,6 +113,8 @@ def run(what: str, command: Callable[[], int]) -> int:
         except (StateDirError, ProfileError, SourcesError) as exc:
             raise CommandError(str(exc)) from exc
         except HeedError as exc:
+            from botocore.exceptions import BotoCoreError, ClientError
+
             cause = exc.__cause__
             if isinstance(cause, (ClientError, BotoCoreError)):
                 raise cause from None
