@@ -32,12 +32,12 @@ class Aws:
     clients: dict[str, Any] = field(default_factory=dict)
 
     def client(self, service: str) -> Any:
-        # boto3 is imported here, not with the module: every command's parser imports this one,
-        # and `heed serve` (the embedded engine, no AWS on its path) would pay 150 ms for it.
-        import boto3
-        from botocore.exceptions import NoRegionError, ProfileNotFound
-
         if service not in self.clients:
+            # boto3 is imported here, not with the module: every command's parser imports this
+            # one, and `heed serve` (the embedded engine, no AWS on its path) would pay 150 ms.
+            import boto3
+            from botocore.exceptions import NoRegionError, ProfileNotFound
+
             if self.session is None:
                 try:
                     self.session = boto3.session.Session(profile_name=self.profile, region_name=self.region)

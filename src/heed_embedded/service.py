@@ -106,7 +106,8 @@ def process_batch(msgs: list[Message], crawler: Crawler, queue: WorkQueue, store
     outcomes = [o for g in groups.values() for o in _turns(g, crawler, snapshots, journal, count, log)]
 
     # A token with nothing to drain is hidden at once; one with an outbox only after its drain.
-    queue.hide(_receipts(before_drain(outcomes, crawler.clock.now()), crawler))
+    slack = crawler.p.politeness.end_stamp_slack_s
+    queue.hide(_receipts(before_drain(outcomes, crawler.clock.now()), slack))
     pendings = [o for o in outcomes if o.pending is not None]
     undrained: dict[str, str] = {}
     if pendings:
@@ -121,17 +122,17 @@ def process_batch(msgs: list[Message], crawler: Crawler, queue: WorkQueue, store
             # Nothing of it left: the next turn of each host drains its outbox first.
             log("drain", {"error": str(exc), "hosts": sorted({o.pending.host for o in pendings if o.pending})})
             undrained = {o.pending.host: str(exc) for o in pendings if o.pending}
-        queue.hide(_receipts(after_drain(pendings, undrained, crawler.clock.now()), crawler))
+        queue.hide(_receipts(after_drain(pendings, undrained, crawler.clock.now()), slack))
     done = [o.msg.receipt for o in outcomes if not o.failed]
     queue.delete(done)
     return {"acknowledged": len(done), "hidden": len(outcomes) - len(done)}
 
 
-def _receipts(hides: list[tuple[Message, float]], crawler: Crawler) -> list[tuple[str, float]]:
+def _receipts(hides: list[tuple[Message, float]], slack: float) -> list[tuple[str, float]]:
     """The receipts and hides for the queue. A host's token comes back for the gap its turn
     measured on this machine's clock; the site stamps the request's end a little after the bot
     does (its log line follows its answer, a few ms later under load), so every hide is longer by
-    the profile's ``politeness.end_stamp_slack_s``. (SQS rounds a hide up to whole seconds, which
-    already covers it: the AWS engine leaves the key to this queue, whose hides are exact.)"""
-    slack = crawler.p.politeness.end_stamp_slack_s
+    ``slack``, the profile's ``politeness.end_stamp_slack_s``. (SQS rounds a hide up to whole
+    seconds, which already covers it: the AWS engine leaves the key to this queue, whose hides are
+    exact.)"""
     return [(m.receipt, seconds + slack if seconds > 0 else seconds) for m, seconds in hides]

@@ -228,10 +228,10 @@ def cmd_dlq(args: argparse.Namespace, *, aws: Aws | None = None, wait_s: int = 1
 
 
 def _dlq(args: argparse.Namespace, aws: Aws, wait_s: int) -> int:
-    from botocore.exceptions import ClientError
-
     if getattr(args, "state", None) is not None:
         return _dlq_state(args)
+    from botocore.exceptions import ClientError
+
     if args.dlq_command == "redrive" and args.limit is not None and not args.by_hand:
         raise CommandError("--limit goes with --by-hand (SQS's own move takes every token)")
     if args.stack is not None:
