@@ -2,7 +2,8 @@
 
 WAL mode (readers never wait for the writer, and the operator's commands read while ``heed serve``
 writes), ``synchronous=FULL`` by default (every commit is on disk when it returns: a SIGKILL or a
-power cut loses nothing committed), a busy timeout (a writer of another process is waited for,
+power cut loses nothing committed; the wait for the disk comes after the write lock is let go,
+one ``fsync`` shared by the commits that end together), a busy timeout (a writer of another process is waited for,
 never an error). Each thread has its own connection; the writers of one process take turns on a
 lock of their own, so they queue instead of spinning in SQLite's busy handler.
 
@@ -23,7 +24,8 @@ from heed_core.errors import HeedError, ServiceFault, TransientError
 
 __all__ = ["SCHEMA_VERSION", "Database", "translate"]
 
-SCHEMA_VERSION = 2  # 2: the attempts table (a request in flight, marked before it is made)
+SCHEMA_VERSION = 3  # 2: the attempts table (a request in flight, marked before it is made); 3: the queue's
+# chain column (what a deferred host's known work still takes: due tokens are handed out longest first)
 
 # Keys: a host is an authority (scheme://host:port), as in DynamoDB's H#<authority>; every record
 # that DynamoDB keeps as an item of its own is a row here, so the store's semantics stay key for key.
@@ -58,8 +60,8 @@ CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, rid TE
 CREATE TABLE IF NOT EXISTS queue (
   id INTEGER PRIMARY KEY AUTOINCREMENT, grp TEXT NOT NULL, dedup TEXT NOT NULL, body TEXT NOT NULL,
   sent REAL NOT NULL, visible REAL NOT NULL, receives INTEGER NOT NULL DEFAULT 0, head INTEGER NOT NULL,
-  holder TEXT, receipt TEXT, first_received REAL);
-CREATE INDEX IF NOT EXISTS queue_ready ON queue (head, visible);
+  holder TEXT, receipt TEXT, first_received REAL, chain REAL);
+CREATE INDEX IF NOT EXISTS queue_due ON queue (head, visible, chain);
 CREATE INDEX IF NOT EXISTS queue_group ON queue (grp, id);
 CREATE INDEX IF NOT EXISTS queue_holder ON queue (holder) WHERE holder IS NOT NULL;
 CREATE TABLE IF NOT EXISTS dedup (id TEXT PRIMARY KEY, until REAL NOT NULL) WITHOUT ROWID;
@@ -71,6 +73,11 @@ CREATE TABLE IF NOT EXISTS dead (
   id INTEGER PRIMARY KEY, grp TEXT NOT NULL, dedup TEXT NOT NULL, body TEXT NOT NULL, sent REAL NOT NULL,
   receives INTEGER NOT NULL, first_received REAL, dead_at REAL NOT NULL, why TEXT NOT NULL);
 """
+
+# What a database of an older schema needs before ``_SCHEMA`` (whose statements only add what is
+# missing): (the table it changes, the statement), by the version it was written with.
+_V3 = (("queue", "ALTER TABLE queue ADD COLUMN chain REAL"), ("queue", "DROP INDEX IF EXISTS queue_ready"))
+_UPGRADE: dict[int, tuple[tuple[str, str], ...]] = {1: _V3, 2: _V3}
 
 _BUSY = ("database is locked", "database table is locked", "database is busy")
 
@@ -84,6 +91,59 @@ def translate(exc: sqlite3.Error, what: str) -> HeedError:
     if isinstance(exc, sqlite3.OperationalError) and any(b in text for b in _BUSY):
         return TransientError(f"{what}: {text}")
     return ServiceFault(f"{what}: {type(exc).__name__}: {text}")
+
+
+class _GroupSync:
+    """The wait for the disk of the commits that must survive a power cut (``synchronous=FULL``),
+    made after the commit, outside the write lock, and shared: an ``fsync`` of the write-ahead
+    log begun after a commit puts it on disk with every commit before it, so the commits that end
+    while one ``fsync`` runs wait for the next and share it (a group commit). What SQLite's FULL
+    does inside each commit, under the lock, one ``fsync`` each."""
+
+    def __init__(self, wal: str) -> None:
+        self.wal = wal
+        self._cond = threading.Condition()
+        self._asked = 0  # commits that asked for the disk
+        self._done = 0  # of them, the ones on disk
+        self._running = False
+        self._fd: tuple[int, int, int] | None = None  # descriptor, inode, pid
+
+    def sync(self) -> None:
+        """Return once every commit this thread made is on disk."""
+        with self._cond:
+            self._asked += 1
+            ticket = self._asked
+            while True:
+                if self._done >= ticket:
+                    return
+                if not self._running:
+                    self._running, upto = True, self._asked
+                    break
+                self._cond.wait()
+        try:
+            self._fsync()
+        finally:
+            with self._cond:
+                self._running = False
+                self._done = max(self._done, upto)  # (after a failure the next caller tries again)
+                self._cond.notify_all()
+
+    def _fsync(self) -> None:
+        try:
+            ino = os.stat(self.wal).st_ino
+        except FileNotFoundError:
+            return  # no log: every commit was checkpointed into the database, which SQLite synced
+        fd = self._fd
+        if fd is None or fd[1] != ino or fd[2] != os.getpid() or os.fstat(fd[0]).st_nlink == 0:
+            if fd is not None and fd[2] == os.getpid():
+                os.close(fd[0])
+            fd = self._fd = (os.open(self.wal, os.O_RDONLY | os.O_CLOEXEC), ino, os.getpid())
+        os.fsync(fd[0])
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None and fd[2] == os.getpid():
+            os.close(fd[0])
 
 
 class Database:
@@ -101,6 +161,7 @@ class Database:
         self._all_lock = threading.Lock()
         self._ready = False
         self._wlock: tuple[int | None, int] = (None, 0)  # the writer lock file's descriptor, and whose
+        self._disk = _GroupSync(f"{self.path}-wal")  # durable commits wait for the disk here, together
 
     # --- connections ----------------------------------------------------------------------------
     def conn(self) -> sqlite3.Connection:
@@ -111,7 +172,10 @@ class Database:
                 c = sqlite3.connect(str(self.path), timeout=self.busy_timeout_s, isolation_level=None,
                                     check_same_thread=False)
                 c.execute("PRAGMA journal_mode=WAL")
-                c.execute(f"PRAGMA synchronous={self.synchronous}")
+                # Commits never wait for the disk under the write lock: a durable one waits after
+                # it, in ``_GroupSync`` (``synchronous=FULL``'s one wait, shared by the commits
+                # that end together); the checkpoints keep NORMAL's syncs.
+                c.execute("PRAGMA synchronous=NORMAL")
                 c.execute("PRAGMA foreign_keys=OFF")
                 c.execute("PRAGMA cache_size=-4000")  # 4 MB a connection: many threads, one page cache each
             except sqlite3.Error as exc:
@@ -136,6 +200,9 @@ class Database:
                                        f"{SCHEMA_VERSION})")
                 if version < SCHEMA_VERSION:
                     c.execute("BEGIN IMMEDIATE")
+                    for table, change in _UPGRADE.get(version, ()):
+                        if self._has_table(c, table):
+                            c.execute(change)
                     for statement in _SCHEMA.split(";"):
                         if statement.strip():
                             c.execute(statement)
@@ -147,6 +214,11 @@ class Database:
                 raise translate(exc, f"schema of {self.path}") from exc
             self._ready = True
 
+    @staticmethod
+    def _has_table(c: sqlite3.Connection, table: str) -> bool:
+        found = c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
+        return found is not None
+
     def close(self) -> None:
         """Close every connection this object opened (the last one checkpoints the WAL)."""
         with self._all_lock:
@@ -157,6 +229,7 @@ class Database:
             except sqlite3.Error:
                 pass
         self._local = threading.local()
+        self._disk.close()
         fd, pid = self._wlock
         if fd is not None and pid == os.getpid():
             os.close(fd)
@@ -279,9 +352,6 @@ class Database:
         """Open this thread's transaction (its lock held by the caller)."""
         sync = self.synchronous if durable else "NORMAL"
         try:
-            if sync != getattr(self._local, "conn_sync", self.synchronous):
-                c.execute(f"PRAGMA synchronous={sync}")
-                self._local.conn_sync = sync
             c.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise translate(exc, what) from exc
@@ -295,12 +365,18 @@ class Database:
     def _end(self, c: sqlite3.Connection, what: str) -> None:
         """Commit this thread's transaction and let the next writer in (rolled back if the
         commit fails)."""
+        durable = self._local.sync == "FULL"
         try:
             self._commit(c)
         except sqlite3.Error as exc:
             self._rollback(c)
             raise translate(exc, what) from exc
         self._release()
+        if durable:
+            try:
+                self._disk.sync()
+            except OSError as exc:
+                raise ServiceFault(f"{what}: committed, but the disk did not take it: {exc}") from exc
 
     def _rollback(self, c: sqlite3.Connection) -> None:
         if not getattr(self._local, "open", False):

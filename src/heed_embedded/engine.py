@@ -25,10 +25,8 @@ from heed_core.errors import ConfigError
 from heed_core.hoststate import HostRecord, HostView, Outbox
 from heed_core.ports import Clock, FetchResult, Transport
 from heed_core.profile import Profile
-from heed_core.robots import effective_delay
-from heed_core.robots_step import cached_outcome
 from heed_core.store import Journal, Results
-from heed_core.turn import Plan, TokenIn
+from heed_core.turn import Plan, TokenIn, host_gap
 
 from heed_embedded.db import Database
 from heed_embedded.queue import Message, WorkQueue
@@ -88,6 +86,10 @@ class EmbeddedCrawler(Crawler):
     def _fetch(self, plan: Plan) -> FetchResult:
         assert plan.request is not None
         url, now = plan.request.url, self.clock.now()
+        # What the turn decided before (its claim of the host) is on disk first: the mark comes
+        # right before the request, with no wait between them that a kill could fall into (a
+        # mark whose request never left would count as one cut).
+        self.db.flush("claim")
         # Not a wait for the disk of its own (it survives a kill, the case it is for; a power cut
         # that loses it costs at most one more request): a claim made in this turn is.
         with self.db.write("attempt", durable=False) as c:
@@ -148,15 +150,7 @@ def recovery_hold(profile: Profile, view: HostView, now: float) -> float:
     longest gap the host can ask for (its delay, Crawl-delay up to the cap, the round spacing)
     plus the clock-skew margin. The cut request ended at the latest when its process died,
     before ``now``: counted from ``now``, the gap is never shorter (COMMON-05)."""
-    p = profile.politeness
-    crawl_delay = None
-    outcome = cached_outcome(view, profile.robots_policy, now)
-    if outcome is not None and outcome.robots is not None:
-        crawl_delay = outcome.robots.crawl_delay(profile.robots_token)
-    delay = effective_delay(p.min_delay_s, crawl_delay, p.crawl_delay_cap_s)
-    if p.round_spacing_s:
-        delay = max(delay, p.round_spacing_s + p.round_spacing_jitter_s)
-    return delay + p.clock_skew_margin_s
+    return host_gap(profile, view, now) + profile.politeness.clock_skew_margin_s
 
 
 def longest_gap(profile: Profile) -> float:

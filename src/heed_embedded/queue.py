@@ -30,6 +30,15 @@ VISIBILITY_TIMEOUT_S = 900.0  # template.yaml's WorkQueue: longer than any gap a
 MAX_RECEIVE_COUNT = 100  # template.yaml's RedrivePolicy (deferrals rotate tokens at 40: ROTATE_AT)
 RETENTION_S = 345600.0  # template.yaml's MessageRetentionPeriod: four days
 DEDUP_S = 300.0  # SQS FIFO's deduplication interval
+# The order of due tokens. A token hidden by a deferring turn carries what its host's known work
+# still takes (``chain``, seconds: ``TurnResult.chain_s``); when more hosts are due than the
+# engine serves at once (a round's waves), the hosts with the longest chains go first, as a
+# critical path is scheduled: a token counts as due ``chain`` seconds earlier than it came due,
+# up to ``CHAIN_CAP_S``, so no token waits behind longer chains for more than that. A token of
+# unknown chain (new: its host's robots.txt, its first item) counts as the longest: what it
+# brings is learnt first. Only the order of tokens already due changes: none is handed out early.
+CHAIN_CAP_S = 600.0
+DUE_WINDOW = 512  # the due tokens, oldest first, among which the longest chains are picked
 
 
 def encode_token(token: TokenOut) -> str:
@@ -102,17 +111,22 @@ class WorkQueue:
     def receive(self, max_messages: int, holder: str) -> list[Message]:
         """Up to ``max_messages`` visible messages, the heads of their groups and, after each head,
         the visible messages of its group behind it (as SQS FIFO hands a group out in one batch),
-        held by ``holder`` until hidden, deleted or the visibility timeout is over."""
+        held by ``holder`` until hidden, deleted or the visibility timeout is over. Of the heads
+        due, the longest chains first (``CHAIN_CAP_S``), then the oldest."""
         now = self.clock()
         out: list[Message] = []
         # A receive lost to a power cut only makes its messages visible again (at-least-once):
         # committed without a wait for the disk.
         with self.db.write("receive", durable=False) as c:
-            rows = c.execute("SELECT id, grp, body, receives, sent FROM queue WHERE head = 1 AND visible <= ? "
-                             "ORDER BY visible, id LIMIT ?", (now, max(1, max_messages))).fetchall()
-            for mid, grp, body, receives, sent in rows:
+            heads = c.execute(
+                "SELECT id FROM (SELECT id, visible, chain FROM queue WHERE head = 1 AND visible <= ? "
+                "ORDER BY visible, id LIMIT ?) ORDER BY visible - min(coalesce(chain, ?), ?), id LIMIT ?",
+                (now, DUE_WINDOW, CHAIN_CAP_S, CHAIN_CAP_S, max(1, max_messages))).fetchall()
+            for (head_id,) in heads:
                 if len(out) >= max_messages:
                     break
+                mid, grp, body, receives, sent = c.execute(
+                    "SELECT id, grp, body, receives, sent FROM queue WHERE id = ?", (head_id,)).fetchone()
                 group = [(mid, body, receives, sent)]
                 group += c.execute("SELECT id, body, receives, sent FROM queue WHERE grp = ? AND id > ? "
                                    "AND visible <= ? AND holder IS NULL ORDER BY id LIMIT ?",
@@ -152,16 +166,20 @@ class WorkQueue:
             if nxt is not None:
                 c.execute("UPDATE queue SET head = 1 WHERE id = ?", (nxt[0],))
 
-    def hide(self, handles: Sequence[tuple[str, float]]) -> None:
+    def hide(self, handles: Sequence[tuple[str, float] | tuple[str, float, float | None]]) -> None:
         """Defer messages: each comes back ``seconds`` from now (never shorter); a receipt that no
-        longer holds its message (received again since) changes nothing."""
+        longer holds its message (received again since) changes nothing. A third value is what the
+        host's known work still takes (its chain, for the order of due tokens; None keeps the
+        one it had)."""
         if not handles:
             return
         now = self.clock()
         with self.db.write("hide") as c:
-            c.executemany("UPDATE queue SET visible = ?, holder = NULL WHERE id = ? AND receipt = ?",
-                          [(now + max(0.0, float(s)), _id(h), h) for h, s in handles])
-        if self.on_send is not None and any(s <= 0 for _, s in handles):
+            c.executemany("UPDATE queue SET visible = ?, holder = NULL, chain = coalesce(?, chain) "
+                          "WHERE id = ? AND receipt = ?",
+                          [(now + max(0.0, float(h[1])), h[2] if len(h) > 2 else None, _id(h[0]), h[0])
+                           for h in handles])
+        if self.on_send is not None and any(h[1] <= 0 for h in handles):
             self.on_send(0)
 
     def delete(self, receipts: Sequence[str]) -> None:

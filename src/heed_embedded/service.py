@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from heed_core.batch import Outcome, after_drain, all_back, before_drain, turn_outcomes
-from heed_core.crawl import Crawler
+from heed_core.crawl import Crawler, TurnResult
 from heed_core.drain import drain
 from heed_core.errors import InputError, ServiceFault, TransientError
 from heed_core.hoststate import HostRecord
@@ -107,7 +107,8 @@ def process_batch(msgs: list[Message], crawler: Crawler, queue: WorkQueue, store
 
     # A token with nothing to drain is hidden at once; one with an outbox only after its drain.
     slack = crawler.p.politeness.end_stamp_slack_s
-    queue.hide(_receipts(before_drain(outcomes, crawler.clock.now()), slack))
+    chains = {o.msg.id: o.hide.chain_s for o in outcomes if isinstance(o.hide, TurnResult)}
+    queue.hide(_receipts(before_drain(outcomes, crawler.clock.now()), slack, chains))
     pendings = [o for o in outcomes if o.pending is not None]
     undrained: dict[str, str] = {}
     if pendings:
@@ -122,17 +123,19 @@ def process_batch(msgs: list[Message], crawler: Crawler, queue: WorkQueue, store
             # Nothing of it left: the next turn of each host drains its outbox first.
             log("drain", {"error": str(exc), "hosts": sorted({o.pending.host for o in pendings if o.pending})})
             undrained = {o.pending.host: str(exc) for o in pendings if o.pending}
-        queue.hide(_receipts(after_drain(pendings, undrained, crawler.clock.now()), slack))
+        queue.hide(_receipts(after_drain(pendings, undrained, crawler.clock.now()), slack, chains))
     done = [o.msg.receipt for o in outcomes if not o.failed]
     queue.delete(done)
     return {"acknowledged": len(done), "hidden": len(outcomes) - len(done)}
 
 
-def _receipts(hides: list[tuple[Message, float]], slack: float) -> list[tuple[str, float]]:
-    """The receipts and hides for the queue. A host's token comes back for the gap its turn
+def _receipts(hides: list[tuple[Message, float]], slack: float,
+              chains: dict[int, float | None]) -> list[tuple[str, float, float | None]]:
+    """The receipts, hides and chains for the queue (a turn's ``chain_s``: the queue hands the
+    longest out first when more are due than it serves). A host's token comes back for the gap its turn
     measured on this machine's clock; the site stamps the request's end a little after the bot
     does (its log line follows its answer, a few ms later under load), so every hide is longer by
     ``slack``, the profile's ``politeness.end_stamp_slack_s``. (SQS rounds a hide up to whole
     seconds, which already covers it: the AWS engine leaves the key to this queue, whose hides are
     exact.)"""
-    return [(m.receipt, seconds + slack if seconds > 0 else seconds) for m, seconds in hides]
+    return [(m.receipt, seconds + slack if seconds > 0 else seconds, chains.get(m.id)) for m, seconds in hides]

@@ -638,3 +638,47 @@ def test_spring_05_a_429_on_robots_txt_stops_the_host_for_the_day(bot: str) -> N
     r.play()
     # THEN no request goes to that host before the next UTC day (SPRING-05; PRAHA-07 stops too)
     assert r.transport.urls() == [SITE + "/robots.txt"]
+
+
+# --- the chain a deferring turn reports: what a queue with more hosts due than it serves orders by ---
+def test_a_deferring_turn_reports_how_long_the_hosts_work_may_still_take() -> None:
+    # GIVEN AubeBot, a host asking for a Crawl-delay of 4 s, a feed with two short items
+    r = rig("aubebot")
+    r.transport.script(SITE + "/robots.txt", robots("User-agent: *\nCrawl-delay: 4\n"))
+    r.transport.script(SITE + "/feed.xml", Reply(200, FEED_CT, rss((SITE + "/a", "s"), (SITE + "/b", "s"))))
+    for path in ("/a", "/b"):
+        r.transport.script(SITE + path, Reply(200, HTML_CT, PAGE))
+    r.round(r.source(SITE + "/feed.xml", "feed"))
+    # WHEN the queue is played out
+    r.play()
+    fetched = [t for _, t, n in r.turns if n]
+    # THEN after robots.txt the feed counts with the articles it may bring (AUBE-10: five a
+    # source a quarter hour, fewer than its 40 items), each a 4 s gap; after the feed, the two
+    # articles it brought; after the first of them, the other; the last turn is done: no chain
+    follow = r.profile.feed.article_followup
+    assert follow is not None and follow.per_source_per_window == 5 < r.profile.feed.max_items
+    assert [t.action for t in fetched] == ["defer", "defer", "defer", "ack"]
+    assert [t.chain_s for t in fetched] == [(1 + 5) * 4.0, 2 * 4.0, 1 * 4.0, None]
+
+
+@pytest.mark.parametrize(("bot", "item", "bring"), [
+    # AUBE-10's per-source cap (5), below the 40 items a feed read takes
+    ("aubebot", ("feed", "feed", {}), lambda p: p.feed.article_followup.per_source_per_window),
+    # PRAHA-02: articles of selected sources, no window cap: as many as a feed read takes
+    ("praha-x", ("feed", "feed", {}), lambda p: p.feed.max_items),
+    ("praha-x", ("homepage", "site_check", {}), lambda p: 1),  # PRAHA-04: the home page, then its icon
+    # SPRING-03: the fallback sitemap, its children, the titles of new pages
+    ("springstudiobot", ("page", "page", {}),
+     lambda p: 1 + p.sitemap_fallback.max_child_sitemaps + p.sitemap_fallback.max_new_pages),
+    ("springstudiobot", ("page", "page", {"title_only": True}), lambda p: 0),
+    ("subsidieupdate", ("sitemap", "subsidy", {}), lambda p: p.subsidy.max_pages_per_host_per_round),
+    ("wannadobot", ("sitemap", "agenda", {}), lambda p: p.agenda.max_pages_per_site_per_round),
+    ("wannadobot", ("agenda", "agenda", {}), lambda p: 0),
+])
+def test_what_an_item_may_bring_is_bounded_by_the_profiles_caps(bot: str, item: tuple[str, str, dict[str, Any]],
+                                                                bring: Any) -> None:
+    purpose, task, ctx = item
+    profile = load_profile(bot)
+    work = WorkItem(url=SITE + "/x", purpose=purpose, task=task, source_id="s", source_url=SITE + "/x",
+                    round_id="r", round_start=T0, ctx=ctx)
+    assert tasks.may_bring(profile, work) == bring(profile)

@@ -39,7 +39,7 @@ from heed_core.robots_step import answer_token, settle_robots
 from heed_core.settle import Settled, close_source, settle_item, stop_host
 from heed_core.store import HostStore, Journal, Results, Tokens
 from heed_core.tasks import Candidate, text_version
-from heed_core.turn import Plan, SkipRec, TokenIn, give_up_request, plan_turn, tdmrep_body
+from heed_core.turn import Plan, SkipRec, TokenIn, give_up_request, plan_turn, remaining_s, tdmrep_body
 from heed_core.urls import short_hash
 from heed_core.work import UrlRecord, WorkItem
 
@@ -109,6 +109,9 @@ class TurnResult:
     # this turn, so they may be acknowledged. False for a turn that wrote nothing (another turn
     # holds the host, an outbox still leaving): they wait with the first.
     took_also: bool = True
+    # What the host's known work still takes at its pace (``turn.remaining_s``), for a deferring
+    # turn: a queue may hand the longest chains out first. None: not known (nothing to order by).
+    chain_s: float | None = None
 
     def left(self, now: float) -> float:
         """How much of the wait is left at ``now`` (never less than nothing)."""
@@ -221,7 +224,8 @@ class Crawler:
         wake = {t.host for t in plan.tokens if t.host != token.host}
         if idle:
             return TurnResult("ack", why=plan.why, pending=pending, wake=wake)
-        return TurnResult("defer", delay_s=max(0.0, plan.wait or 0.0), why=plan.why, pending=pending, wake=wake)
+        return TurnResult("defer", delay_s=max(0.0, plan.wait or 0.0), why=plan.why, pending=pending, wake=wake,
+                          chain_s=remaining_s(self.p, v, now))
 
     # --- the request ---------------------------------------------------------------------------
     def _give_up(self, plan: Plan, now: float) -> tuple[str, str] | None:
@@ -296,7 +300,8 @@ class Crawler:
         if not commit.more or commit.rotate:
             return TurnResult("ack", requests=sent, why="fetched", pending=pending, wake=commit.wake)
         return TurnResult("defer", delay_s=max(0.0, commit.wait or 0.0), requests=sent, why="fetched",
-                          pending=pending, wake=commit.wake)
+                          pending=pending, wake=commit.wake,
+                          chain_s=remaining_s(self.p, commit.view, self.clock.now()))
 
     def _settle(self, token: TokenIn, plan: Plan, v: HostView, version: int, result: FetchResult,
                 inputs: _Inputs) -> _Commit:

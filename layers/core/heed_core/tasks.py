@@ -523,6 +523,38 @@ def _icon(inp: TaskInput, icon_status: Any) -> TaskOutput:
     return out
 
 
+def may_bring(profile: Profile, item: WorkItem) -> int:
+    """The most requests an item's answer can still add to its host's work this round, as the
+    profile's caps bound them: a feed its articles (``feed.max_items``, or fewer under the
+    follow-up's per-source cap), a listing page the sitemap fallback's, a sitemap its task's
+    pages, a home page its icon; 0 for the rest. An upper bound for ordering work (a queue with
+    more hosts due than it serves at once hands out first the hosts that may take longest),
+    never a promise nor a cap."""
+    purpose = item.purpose
+    fallback = profile.sitemap_fallback
+    if purpose == "feed":
+        follow = profile.feed.article_followup
+        if follow is None:
+            return 0
+        n = profile.feed.max_items
+        if follow.window_s > 0 and follow.per_source_per_window is not None:
+            n = min(n, follow.per_source_per_window)
+        return n
+    if purpose == "homepage":
+        return 1
+    if purpose == "page" and not item.ctx.get("title_only"):
+        return 1 + fallback.max_child_sitemaps + fallback.max_new_pages if fallback.enabled else 0
+    if purpose == "sitemap":
+        role = item.ctx.get("role", item.task)
+        if role == "fallback":
+            return fallback.max_child_sitemaps + fallback.max_new_pages
+        if role == "subsidy":
+            return profile.subsidy.max_pages_per_host_per_round
+        if role == "agenda":
+            return profile.agenda.max_pages_per_site_per_round
+    return 0
+
+
 _HANDLERS = {"feed": _feed, "article": _article, "page": _page, "sitemap": _sitemap,
              "agenda": _agenda, "subsidy": _subsidy, "homepage": _homepage}
 

@@ -28,14 +28,15 @@ from heed_core.robots_step import (
     settle_robots,
 )
 from heed_core.settle import Settled, close_source, stop_host
-from heed_core.tasks import Event_, TaskInput, handle_failure
+from heed_core.tasks import Event_, TaskInput, handle_failure, may_bring
 from heed_core.urls import authority, origin
 from heed_core.work import WorkItem
 
 # What the one request of a plan is for ("": no request).
 PlanRole = Literal["", "robots", "tdmrep", "item", "hop"]
 
-__all__ = ["MAX_STEPS", "Plan", "PlanRole", "SkipRec", "TokenIn", "give_up_request", "plan_turn", "tdmrep_url"]
+__all__ = ["MAX_STEPS", "Plan", "PlanRole", "SkipRec", "TokenIn", "give_up_request", "host_gap", "plan_turn",
+           "remaining_s", "tdmrep_url"]
 
 MAX_STEPS = 500  # items settled without a request in one turn before the token comes back
 
@@ -382,6 +383,32 @@ def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan)
     plan.role, plan.item, plan.delay, plan.gate_host = "item", item, delay, v.host
     plan.robots = outcome.robots  # AIPREF attach 3.3: the preferences current when the page was fetched
     return True
+
+
+def host_gap(profile: Profile, view: HostView, now: float) -> float:
+    """The gap this host asks for between two requests, as far as its view knows it: the bot's
+    delay, the Crawl-delay of a robots.txt still cached (up to the cap), the round spacing."""
+    p = profile.politeness
+    crawl_delay = None
+    outcome = cached_outcome(view, _policy(profile), now)
+    if outcome is not None and outcome.robots is not None:
+        crawl_delay = outcome.robots.crawl_delay(profile.robots_token)
+    delay = effective_delay(p.min_delay_s, crawl_delay, p.crawl_delay_cap_s)
+    if p.round_spacing_s:
+        delay = max(delay, p.round_spacing_s + p.round_spacing_jitter_s)
+    return delay
+
+
+def remaining_s(profile: Profile, view: HostView, now: float) -> float:
+    """How long the host's work may still take at its pace: a gap for each request its frontier
+    holds or may still bring (``tasks.may_bring``: a feed its articles, as the profile caps
+    them). What a queue with more hosts due than it serves at once may hand out first (the
+    longest first: a round ends sooner, as a critical path is scheduled); never what decides
+    when a host may be asked."""
+    if not view.frontier:
+        return 0.0
+    requests = sum(1 + may_bring(profile, item) for item in view.frontier)
+    return requests * host_gap(profile, view, now)
 
 
 def _tdmrep_known(v: HostView, now: float) -> bool:

@@ -1,0 +1,196 @@
+"""The embedded work queue's order of due tokens (the longest chain first) and the database under
+it: the schema of an older state directory brought up to date, durable commits that share one
+wait for the disk."""
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from heed_embedded.db import SCHEMA_VERSION, Database
+from heed_embedded.queue import CHAIN_CAP_S, DUE_WINDOW, WorkQueue
+
+
+class Clock:
+    def __init__(self, t: float = 1000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def queue(tmp_path: Path) -> tuple[WorkQueue, Clock]:
+    clock = Clock()
+    return WorkQueue(Database(tmp_path / "heed.db"), clock), clock
+
+
+def _one_each(q: WorkQueue, hosts: list[str]) -> None:
+    q.send_raw([(h, f"tok-{h}", f'{{"host": "{h}"}}') for h in hosts])
+
+
+def _defer(q: WorkQueue, clock: Clock, chains: dict[str, float | None], seconds: float) -> None:
+    """Every host received once, then hidden for ``seconds`` with its chain."""
+    got = q.receive(len(chains), "w")
+    assert sorted(m.group for m in got) == sorted(chains)
+    q.hide([(m.receipt, seconds, chains[m.group]) for m in got])
+
+
+def test_due_tokens_come_out_longest_chain_first(queue: tuple[WorkQueue, Clock]) -> None:
+    q, clock = queue
+    _one_each(q, ["a", "b", "c"])
+    _defer(q, clock, {"a": 2.0, "b": 16.0, "c": 8.0}, seconds=2.0)
+    assert q.receive(3, "w") == []  # hidden: a longer chain never makes a token come out early
+    clock.t += 2.0
+    assert [m.group for m in q.receive(1, "w")] == ["b"]
+    assert [m.group for m in q.receive(2, "w")] == ["c", "a"]
+
+
+def test_a_token_due_longer_ago_than_the_difference_of_chains_goes_first(queue: tuple[WorkQueue, Clock]) -> None:
+    q, clock = queue
+    _one_each(q, ["old", "new"])
+    got = {m.group: m for m in q.receive(2, "w")}
+    q.hide([(got["old"].receipt, 1.0, 2.0)])
+    q.hide([(got["new"].receipt, 4.0, 4.0)])  # due 3 s later, a chain 2 s longer
+    clock.t += 4.0
+    assert [m.group for m in q.receive(2, "w")] == ["old", "new"]
+
+
+@pytest.mark.parametrize(("later_s", "first"), [(CHAIN_CAP_S - 1.0, "long"), (CHAIN_CAP_S + 1.0, "waiting")])
+def test_a_chain_counts_no_more_than_the_cap(tmp_path: Path, later_s: float, first: str) -> None:
+    clock = Clock()
+    q = WorkQueue(Database(tmp_path / "heed.db"), clock)
+    _one_each(q, ["waiting", "long"])
+    got = {m.group: m for m in q.receive(2, "w")}
+    q.hide([(got["waiting"].receipt, 0.0, 0.0)])  # due now, nothing known ahead of it
+    q.hide([(got["long"].receipt, later_s, 100 * CHAIN_CAP_S)])  # due later, a chain far past the cap
+    clock.t += later_s
+    assert [m.group for m in q.receive(1, "w")] == [first]
+
+
+def test_a_new_token_counts_as_the_longest_and_a_hide_without_a_chain_keeps_it(
+        queue: tuple[WorkQueue, Clock]) -> None:
+    q, clock = queue
+    _one_each(q, ["known", "kept"])
+    _defer(q, clock, {"known": 30.0, "kept": 20.0}, seconds=0.0)
+    _one_each(q, ["fresh"])  # its host's work is not known yet: learnt first
+    got = q.receive(3, "w")
+    assert [m.group for m in got] == ["fresh", "known", "kept"]
+    q.hide([(m.receipt, 0.0) if m.group == "kept" else (m.receipt, 0.0, 1.0) for m in got])
+    assert [m.group for m in q.receive(3, "w")] == ["kept", "known", "fresh"]
+
+
+def test_fifo_per_host_holds_whatever_the_chains(queue: tuple[WorkQueue, Clock]) -> None:
+    q, clock = queue
+    q.send_raw([("h", "t1", "first"), ("h", "t2", "second"), ("g", "t3", "other")])
+    got = q.receive(10, "w")
+    assert [(m.group, m.body) for m in got] == [("h", "first"), ("h", "second"), ("g", "other")]
+    q.hide([(m.receipt, 0.0, 5.0 if m.group == "g" else 1.0) for m in got])
+    got = q.receive(1, "w")
+    assert [(m.group, m.body) for m in got] == [("g", "other")]
+    rest = q.receive(10, "w")
+    assert [m.body for m in rest] == ["first", "second"]
+
+
+def test_the_order_looks_at_the_oldest_due_window_only(queue: tuple[WorkQueue, Clock]) -> None:
+    q, clock = queue
+    hosts = [f"h{i:04d}" for i in range(DUE_WINDOW + 1)]
+    _one_each(q, hosts)
+    got = q.receive(len(hosts), "w")
+    # Every host due, the last one latest and with the longest chain: the window of the oldest
+    # due tokens (a bounded read, whatever the backlog) does not reach it yet.
+    q.hide([(m.receipt, 0.0 if m.group != hosts[-1] else 0.5, 50.0 if m.group == hosts[-1] else 1.0)
+            for m in got])
+    clock.t += 1.0
+    first = q.receive(1, "w")
+    assert first[0].group != hosts[-1]
+    q.delete([first[0].receipt])
+    assert q.receive(1, "w")[0].group == hosts[-1]
+
+
+def test_a_state_of_schema_2_gets_the_chain_column_and_keeps_its_messages(tmp_path: Path) -> None:
+    path = tmp_path / "heed.db"
+    old = sqlite3.connect(path)
+    old.executescript(
+        "CREATE TABLE queue (id INTEGER PRIMARY KEY AUTOINCREMENT, grp TEXT NOT NULL, dedup TEXT NOT NULL, "
+        "body TEXT NOT NULL, sent REAL NOT NULL, visible REAL NOT NULL, receives INTEGER NOT NULL DEFAULT 0, "
+        "head INTEGER NOT NULL, holder TEXT, receipt TEXT, first_received REAL);"
+        "CREATE INDEX queue_ready ON queue (head, visible);"
+        "INSERT INTO queue (grp, dedup, body, sent, visible, head) VALUES ('h', 'd', 'body', 1.0, 1.0, 1);"
+        "PRAGMA user_version=2;")
+    old.close()
+    clock = Clock()
+    q = WorkQueue(Database(path), clock)
+    got = q.receive(5, "w")
+    assert [(m.group, m.body) for m in got] == [("h", "body")]
+    q.hide([(got[0].receipt, 0.0, 3.0)])
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert check.execute("SELECT chain FROM queue").fetchall() == [(3.0,)]
+    indexes = {r[0] for r in check.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "queue_ready" not in indexes and "queue_due" in indexes
+
+
+def _count_fsyncs(monkeypatch: pytest.MonkeyPatch, pause_s: float) -> list[int]:
+    calls: list[int] = []
+    real = os.fsync
+
+    def slow_fsync(fd: int) -> None:
+        calls.append(fd)
+        time.sleep(pause_s)  # a slow disk: commits pile up behind the one under way
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    return calls
+
+
+def _write(db: Database, n: int, durable: bool = True) -> None:
+    with db.write("test", durable=durable) as c:
+        c.execute("INSERT OR REPLACE INTO meta (key, data, version) VALUES (?, 'x', 1)", (f"k{n}",))
+
+
+def test_a_durable_commit_waits_for_the_disk_and_a_non_durable_one_does_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = Database(tmp_path / "heed.db")
+    _write(db, 0)
+    calls = _count_fsyncs(monkeypatch, 0.0)
+    _write(db, 1)
+    _write(db, 2)
+    assert len(calls) == 2
+    _write(db, 3, durable=False)
+    assert len(calls) == 2
+    normal = Database(tmp_path / "heed.db", synchronous="NORMAL")
+    _write(normal, 4)
+    assert len(calls) == 2
+
+
+def test_durable_commits_that_end_together_share_one_wait_for_the_disk_outside_the_lock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = Database(tmp_path / "heed.db")
+    _write(db, 0)
+    calls = _count_fsyncs(monkeypatch, 0.05)
+    start = threading.Barrier(16)
+    done: list[float] = []
+
+    def writer(n: int) -> None:
+        start.wait()
+        _write(db, n)
+        done.append(time.monotonic())
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(16)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(done) == 16
+    # Sixteen commits, each on disk when its write returned, in a few fsyncs: the lock was not
+    # held through them (one by one, sixteen 50 ms waits would take 0.8 s).
+    assert len(calls) <= 4
+    assert max(done) - t0 < 0.6
+    check = sqlite3.connect(tmp_path / "heed.db")
+    assert check.execute("SELECT count(*) FROM meta").fetchone()[0] == 16
