@@ -22,7 +22,7 @@ from heed_core.adapters.http import RequestsTransport, Resolver
 from heed_core.crawl import Crawler, TurnResult
 from heed_core.drain import Pending
 from heed_core.errors import ConfigError
-from heed_core.hoststate import HostRecord, HostView, Outbox
+from heed_core.hoststate import HostRecord, HostView
 from heed_core.ports import Clock, FetchResult, Transport
 from heed_core.profile import Profile
 from heed_core.store import Journal, Results
@@ -61,25 +61,24 @@ class EmbeddedCrawler(Crawler):
     def __init__(self, *args: Any, db: Database, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.db = db
-        self._local = threading.local()  # the URL whose mark this thread's turn holds
+        assert isinstance(self.store, SqliteStore)
+        self.marks: SqliteStore = self.store  # the marks of requests in flight are the store's
 
     def _drain_now(self, pending: list[Pending]) -> None:
         with self.db.write("drain"):
             super()._drain_now(pending)
 
     def host_turn(self, token: TokenIn, snapshot: HostRecord | None = None) -> TurnResult:
-        self._local.marked = None
+        self.marks.hold_mark(None)
         return super().host_turn(token, snapshot)
 
     def _give_up(self, plan: Plan, now: float) -> tuple[str, str] | None:
         assert plan.request is not None
         url = plan.request.url
-        with self.db.read("attempts") as c:
-            row = c.execute("SELECT n FROM attempts WHERE url = ?", (url,)).fetchone()
-        cut = int(row[0]) if row is not None else 0
+        cut = self.marks.attempts(url)
         if cut < self.MAX_CUT:
             return None
-        self._local.marked = url  # the give-up's commit deletes the mark: a later round asks afresh
+        self.marks.hold_mark(url)  # the give-up's commit deletes the mark: a later round asks afresh
         return INTERRUPTED_TWICE, (f"asked {cut} times and never answered: the process was killed (or its "
                                    "commit failed) while each request was in flight; not asked a third time")
 
@@ -90,38 +89,15 @@ class EmbeddedCrawler(Crawler):
         # right before the request, with no wait between them that a kill could fall into (a
         # mark whose request never left would count as one cut).
         self.db.flush("claim")
-        # Not a wait for the disk of its own (it survives a kill, the case it is for; a power cut
-        # that loses it costs at most one more request): a claim made in this turn is.
-        with self.db.write("attempt", durable=False) as c:
-            c.execute("INSERT INTO attempts (url, host, n, at, expires) VALUES (?, ?, 1, ?, ?) "
-                      "ON CONFLICT (url) DO UPDATE SET n = n + 1, at = excluded.at, expires = excluded.expires",
-                      (url, plan.view.host, now, now + _ATTEMPT_TTL_S))
+        self.marks.mark_attempt(url, plan.view.host, now, now + _ATTEMPT_TTL_S)
         self.db.flush("before the request")  # what the turn decided is committed before the request leaves
-        self._local.marked = url
         return super()._fetch(plan)
-
-    def _write(self, host: str, version: int, view: HostView, owner: str | None, lease: float,
-               outbox: Outbox | None, now: float) -> int | None:
-        marked = getattr(self._local, "marked", None)
-        if marked is None:
-            return super()._write(host, version, view, owner, lease, outbox, now)
-        with self.db.write(f"commit {host}") as c:
-            landed = super()._write(host, version, view, owner, lease, outbox, now)
-            if landed is not None:
-                c.execute("DELETE FROM attempts WHERE url = ?", (marked,))
-        if landed is not None:
-            self._local.marked = None
-        return landed
 
     def charge_failure(self, token: TokenIn, limit: int, detail: str) -> None:
         # A turn that failed in this process after its request: the answer came and the failure
         # is charged (``processing_failed`` at ``limit``), so the request was not cut.
         super().charge_failure(token, limit, detail)
-        marked = getattr(self._local, "marked", None)
-        if marked is not None:
-            with self.db.write("attempt") as c:
-                c.execute("DELETE FROM attempts WHERE url = ?", (marked,))
-            self._local.marked = None
+        self.marks.clear_attempt()
 
 
 def key_file_signer(profile: Profile) -> Any:

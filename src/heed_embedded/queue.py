@@ -119,9 +119,10 @@ class WorkQueue:
         # committed without a wait for the disk.
         with self.db.write("receive", durable=False) as c:
             heads = c.execute(
+                # (The window in the order of the index alone: a tie broken by id would sort it.)
                 "SELECT id FROM (SELECT id, visible, chain FROM queue WHERE head = 1 AND visible <= ? "
-                "ORDER BY visible, id LIMIT ?) ORDER BY visible - min(coalesce(chain, ?), ?), id LIMIT ?",
-                (now, DUE_WINDOW, CHAIN_CAP_S, CHAIN_CAP_S, max(1, max_messages))).fetchall()
+                "ORDER BY visible LIMIT ?) ORDER BY visible - min(coalesce(chain, ?), ?), id LIMIT ?",
+                (now, max(DUE_WINDOW, max_messages), CHAIN_CAP_S, CHAIN_CAP_S, max(1, max_messages))).fetchall()
             for (head_id,) in heads:
                 if len(out) >= max_messages:
                     break

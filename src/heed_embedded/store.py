@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -71,6 +72,39 @@ class SqliteStore:
     def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
         self.db = db
         self.clock = clock
+        self._local = threading.local()  # the URL whose in-flight mark this thread's turn holds
+
+    # --- requests in flight (the embedded engine's marks: heed_embedded.engine.EmbeddedCrawler) ------
+    def attempts(self, url: str) -> int:
+        """How many requests of ``url`` were marked in flight and got no committed answer."""
+        with self.db.read("attempts") as c:
+            row = c.execute("SELECT n FROM attempts WHERE url = ?", (url,)).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def mark_attempt(self, url: str, host: str, now: float, expires_at: float) -> None:
+        """Mark a request of ``url`` in flight (a write that survives a kill, not a wait for the
+        disk: a power cut that loses it costs at most one more request). The next host write of
+        this thread that lands deletes the mark, in its own transaction: its answer is committed."""
+        with self.db.write("attempt", durable=False) as c:
+            c.execute("INSERT INTO attempts (url, host, n, at, expires) VALUES (?, ?, 1, ?, ?) "
+                      "ON CONFLICT (url) DO UPDATE SET n = n + 1, at = excluded.at, expires = excluded.expires",
+                      (url, host, now, expires_at))
+        self._local.marked = url
+
+    def hold_mark(self, url: str | None) -> None:
+        """Which URL's mark the next landed host write of this thread deletes (None: none)."""
+        self._local.marked = url
+
+    def held_mark(self) -> str | None:
+        return getattr(self._local, "marked", None)
+
+    def clear_attempt(self) -> None:
+        """Delete this thread's mark now (its request was answered, but its turn failed after)."""
+        url = self.held_mark()
+        if url is not None:
+            with self.db.write("attempt") as c:
+                c.execute("DELETE FROM attempts WHERE url = ?", (url,))
+            self._local.marked = None
 
     # --- the host item ---------------------------------------------------------------------------
     def read_host(self, host: str, *, aux: Sequence[str] = ()) -> HostRecord:
@@ -156,6 +190,8 @@ class SqliteStore:
         st = _dumps(state)
         ob = _dumps(outbox.to_compact()) if outbox else None
         own, lease = (owner, float(lease_until)) if owner else (None, 0.0)
+        marked = self.held_mark()
+        # (Everything above is made before the write lock is taken: the lock is held for SQL only.)
         with self.db.write(f"write {host}") as c:
             if expected_version == 0:
                 try:
@@ -165,15 +201,22 @@ class SqliteStore:
                     return False  # the item exists: another turn wrote it first
                 c.execute("INSERT OR IGNORE INTO domain_index (host, rname) VALUES (?, ?)",
                           (host, _rname(host_name(host))))
-                return True
-            cur = c.execute("UPDATE hosts SET v = v + 1, own = ?, lease = ?, st = ?, ob = ?, expires = ? "
-                            "WHERE host = ? AND v = ?", (own, lease, st, ob, float(expires_at), host, expected_version))
-            return cur.rowcount == 1
+                landed = True
+            else:
+                cur = c.execute("UPDATE hosts SET v = v + 1, own = ?, lease = ?, st = ?, ob = ?, expires = ? "
+                                "WHERE host = ? AND v = ?",
+                                (own, lease, st, ob, float(expires_at), host, expected_version))
+                landed = cur.rowcount == 1
+            if landed and marked is not None:
+                # The request in flight is answered and its answer committed, in this transaction.
+                c.execute("DELETE FROM attempts WHERE url = ?", (marked,))
+                self._local.marked = None
+            return landed
 
     def put_aux(self, host: str, kind: str, data: Mapping[str, Any]) -> None:
+        row = (host, kind, _dumps(data), self.clock() + _AUX_TTL_S)
         with self.db.write(f"aux {kind} {host}") as c:
-            c.execute("INSERT OR REPLACE INTO aux (host, kind, data, expires) VALUES (?, ?, ?, ?)",
-                      (host, kind, _dumps(data), self.clock() + _AUX_TTL_S))
+            c.execute("INSERT OR REPLACE INTO aux (host, kind, data, expires) VALUES (?, ?, ?, ?)", row)
 
     # --- URL records, caps, drains ------------------------------------------------------------------
     def url_records(self, urls: Iterable[str]) -> dict[str, UrlRecord]:

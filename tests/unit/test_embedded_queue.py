@@ -101,6 +101,7 @@ def test_the_order_looks_at_the_oldest_due_window_only(queue: tuple[WorkQueue, C
     hosts = [f"h{i:04d}" for i in range(DUE_WINDOW + 1)]
     _one_each(q, hosts)
     got = q.receive(len(hosts), "w")
+    assert len(got) == len(hosts)
     # Every host due, the last one latest and with the longest chain: the window of the oldest
     # due tokens (a bounded read, whatever the backlog) does not reach it yet.
     q.hide([(m.receipt, 0.0 if m.group != hosts[-1] else 0.5, 50.0 if m.group == hosts[-1] else 1.0)

@@ -45,10 +45,9 @@ def decode_token(body: str, receives: int = 1, message_id: str = "") -> TokenIn:
 
 def with_copies(head: TokenIn, rest: Sequence[TokenIn]) -> TokenIn:
     """The head token of a host carrying the work of the batch's other tokens of that host (a
-    second token is acknowledged only with its work done: ``also``), and their undecodable items."""
+    second token is acknowledged only with its work done: ``also``, with its undecodable items)."""
     same = [t for t in rest if t.host == head.host]
-    return replace(head, also=tuple((t.tok, t.items) for t in same),
-                   bad=head.bad + tuple(b for t in same for b in t.bad))
+    return replace(head, also=tuple((t.tok, t.items, t.bad) for t in same))
 
 
 def backoff(receives: int) -> float:

@@ -51,7 +51,8 @@ class TokenIn:
     bad: tuple[tuple[str, str], ...] = ()  # (what, why) for items that did not decode
     receives: int = 1  # ApproximateReceiveCount
     message_id: str = ""  # the SQS message: the owner of a host is a message, not a body (copies differ)
-    also: tuple[tuple[str, tuple[WorkItem, ...]], ...] = ()  # later tokens of the host in the same batch
+    # The later tokens of the host in the same batch: (tok, items, bad), as the fields above.
+    also: tuple[tuple[str, tuple[WorkItem, ...], tuple[tuple[str, str], ...]], ...] = ()
 
     @property
     def owner(self) -> str:
@@ -148,8 +149,6 @@ def plan_turn(profile: Profile, snapshot: HostView, token: TokenIn, now: float) 
         # set; that hide already kept the gap (in true time), so the margin (there for a token
         # read by another clock: a fresh round's, a follow-up) is not waited a second time.
         plan.credit = profile.politeness.clock_skew_margin_s
-    for what, why in token.bad:
-        plan.skips.append(SkipRec(what, "bad_work_item", why))
     for raw, why in v.bad_items:
         plan.skips.append(SkipRec(str(raw)[:200], "bad_work_item", why))
         plan.dirty = True  # written back without them: an undecodable item never blocks its host
@@ -157,13 +156,16 @@ def plan_turn(profile: Profile, snapshot: HostView, token: TokenIn, now: float) 
     if v.owner and v.owner != token.owner and v.lease_until > now:
         # COMMON-05: another token is at work on this host (its request may be in flight).
         return Plan(view=snapshot.copy(), wait=v.lease_until - now, why="lease_taken", foreign_owner=True)
-    for tok, items in ((token.tok, token.items), *token.also):
-        if items and tok not in v.tokens_done:
+    for tok, items, bad in ((token.tok, token.items, token.bad), *token.also):
+        if (items or bad) and tok not in v.tokens_done:
+            # A token's undecodable items are said once, when its work is taken in (the host's
+            # token comes back for each of its turns: not again then).
+            plan.skips += [SkipRec(what, "bad_work_item", why) for what, why in bad]
             known = {i.work_id for i in v.frontier}
             v.frontier += [i for i in items if i.work_id not in known]
             v.tokens_done[tok] = now + TOKENS_FOR_S
             # The later tokens are acknowledged after this turn: what they brought must be written.
-            plan.dirty = plan.dirty or tok != token.tok
+            plan.dirty = plan.dirty or tok != token.tok or bool(bad)
     for answer in [i for i in v.frontier if is_answer(i)]:
         v.frontier.remove(answer)
         _take_answer(profile, v, answer, now, plan)
