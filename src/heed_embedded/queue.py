@@ -3,14 +3,16 @@
 A message is a token (``{"v": 2, "host", "tok", "items"}``, as the AWS queue carries it). Per
 group (a host) messages come out in the order they were sent, and while one of them is in
 flight or hidden the group gives out nothing else: the head of the group (``head = 1``) is the
-only one a receive looks at, by an index on (head, visible). A receive takes the visible heads
-in one transaction (``holder``: who holds them; visible again after the visibility timeout if
-nobody hides or deletes them); ``hide`` sets when a message comes back (exactly: SQS's whole
-seconds are not needed here); ``delete`` acknowledges it and the next message of the group
-becomes the head. A message received more than ``max_receive_count`` times goes to the
-dead-letter table instead, as does one older than the retention period. Sends are deduplicated
-by the token's id for ``dedup_s`` (SQS: five minutes). ``release`` hands back at once what a
-process that is gone held (a restart resumes pending work at once)."""
+only one a receive looks at, by an index on (head, visible, chain). A receive takes the visible
+heads in one transaction, the longest chains first (``CHAIN_CAP_S``: SQS FIFO promises no order
+across groups; this one serves a round's critical path first), ``holder`` holding them (visible
+again after the visibility timeout if nobody hides or deletes them); ``hide`` sets when a
+message comes back (exactly: SQS's whole seconds are not needed here) and its chain; ``delete``
+acknowledges it and the next message of the group becomes the head. A message received more
+than ``max_receive_count`` times goes to the dead-letter table instead, as does one older than
+the retention period. Sends are deduplicated by the token's id for ``dedup_s`` (SQS: five
+minutes). ``release`` hands back at once what a process that is gone held (a restart resumes
+pending work at once)."""
 from __future__ import annotations
 
 import json
