@@ -11,10 +11,16 @@ TOOLS  := .venv-tools
 # or SLOW=1, every test runs, one after another, as the timings they check were written for.
 PYTEST_ARGS := $(if $(or $(filter true,$(CI)),$(SLOW)),,-m "not slow" -n 2 --dist loadfile)
 
-$(VENV)/.installed: pyproject.toml
+# What is tested is what is deployed: the venv takes the layers' pins as constraints (their
+# extras left out: pip takes none in a constraint), so a release that comes out later changes
+# neither until a pin is moved on purpose.
+LAYER_PINS := layers/core/requirements.txt layers/aws/requirements.txt
+
+$(VENV)/.installed: pyproject.toml $(LAYER_PINS)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	sed -E 's/\[[^]]*\]//' $(LAYER_PINS) > $(VENV)/constraints.txt
+	$(VENV)/bin/pip install --quiet -c $(VENV)/constraints.txt -e '.[dev]'
 	touch $@
 
 # SAM CLI pins versions that clash with moto's, so it lives in its own venv.

@@ -98,7 +98,13 @@ class _GroupSync:
     made after the commit, outside the write lock, and shared: an ``fsync`` of the write-ahead
     log begun after a commit puts it on disk with every commit before it, so the commits that end
     while one ``fsync`` runs wait for the next and share it (a group commit). What SQLite's FULL
-    does inside each commit, under the lock, one ``fsync`` each."""
+    does inside each commit, under the lock, one ``fsync`` each. The committing thread goes on
+    only once its commit is on disk; another may read it a little before (as it may read any
+    commit of a ``normal`` database): a power cut in between loses both, the reader's effect
+    included when it was written to this database after. An ``fsync`` that fails fails every
+    commit it was for and every one after it, for good: the kernel may have dropped what it
+    could not write, so a later ``fsync`` that succeeds proves nothing (the database is
+    reopened, and read back, by a new process)."""
 
     def __init__(self, wal: str) -> None:
         self.wal = wal
@@ -106,27 +112,38 @@ class _GroupSync:
         self._asked = 0  # commits that asked for the disk
         self._done = 0  # of them, the ones on disk
         self._running = False
+        self._failed: OSError | None = None
         self._fd: tuple[int, int, int] | None = None  # descriptor, inode, pid
 
     def sync(self) -> None:
-        """Return once every commit this thread made is on disk."""
+        """Return once every commit this thread made is on disk; ``OSError`` if it cannot be."""
         with self._cond:
             self._asked += 1
             ticket = self._asked
             while True:
+                if self._failed is not None:
+                    raise OSError(self._failed.errno, f"an fsync of {self.wal} failed before: {self._failed}")
                 if self._done >= ticket:
                     return
                 if not self._running:
                     self._running, upto = True, self._asked
                     break
                 self._cond.wait()
+        failed: OSError | None = None
         try:
             self._fsync()
+        except OSError as exc:
+            failed = exc
         finally:
             with self._cond:
                 self._running = False
-                self._done = max(self._done, upto)  # (after a failure the next caller tries again)
+                if failed is None:
+                    self._done = max(self._done, upto)
+                else:
+                    self._failed = failed
                 self._cond.notify_all()
+        if failed is not None:
+            raise failed
 
     def _fsync(self) -> None:
         try:
@@ -141,7 +158,10 @@ class _GroupSync:
         os.fsync(fd[0])
 
     def close(self) -> None:
-        fd, self._fd = self._fd, None
+        with self._cond:
+            while self._running:  # not while a thread's fsync uses the descriptor
+                self._cond.wait()
+            fd, self._fd = self._fd, None
         if fd is not None and fd[2] == os.getpid():
             os.close(fd[0])
 
@@ -200,8 +220,10 @@ class Database:
                                        f"{SCHEMA_VERSION})")
                 if version < SCHEMA_VERSION:
                     c.execute("BEGIN IMMEDIATE")
-                    for table, change in _UPGRADE.get(version, ()):
-                        if self._has_table(c, table):
+                    # Another process may have brought it up to date meanwhile: read again, locked.
+                    version = int(c.execute("PRAGMA user_version").fetchone()[0])
+                    for table, change in _UPGRADE.get(version, ()) if version < SCHEMA_VERSION else ():
+                        if self._has_table(c, table) and not self._done(c, change):
                             c.execute(change)
                     for statement in _SCHEMA.split(";"):
                         if statement.strip():
@@ -213,6 +235,14 @@ class Database:
                     c.execute("ROLLBACK")
                 raise translate(exc, f"schema of {self.path}") from exc
             self._ready = True
+
+    @staticmethod
+    def _done(c: sqlite3.Connection, change: str) -> bool:
+        """True for an ``ALTER TABLE t ADD COLUMN col ...`` whose column is there already."""
+        words = change.split()
+        if words[:2] != ["ALTER", "TABLE"] or words[3:5] != ["ADD", "COLUMN"]:
+            return False
+        return any(row[1] == words[5] for row in c.execute(f"PRAGMA table_info({words[2]})"))
 
     @staticmethod
     def _has_table(c: sqlite3.Connection, table: str) -> bool:

@@ -78,7 +78,7 @@ class EmbeddedCrawler(Crawler):
         cut = self.marks.attempts(url)
         if cut < self.MAX_CUT:
             return None
-        self.marks.hold_mark(url)  # the give-up's commit deletes the mark: a later round asks afresh
+        self.marks.hold_mark(url, plan.view.host)  # the give-up's commit deletes the mark: a later round asks afresh
         return INTERRUPTED_TWICE, (f"asked {cut} times and never answered: the process was killed (or its "
                                    "commit failed) while each request was in flight; not asked a third time")
 

@@ -89,21 +89,23 @@ class SqliteStore:
             c.execute("INSERT INTO attempts (url, host, n, at, expires) VALUES (?, ?, 1, ?, ?) "
                       "ON CONFLICT (url) DO UPDATE SET n = n + 1, at = excluded.at, expires = excluded.expires",
                       (url, host, now, expires_at))
-        self._local.marked = url
+        self._local.marked = (url, host)
 
-    def hold_mark(self, url: str | None) -> None:
-        """Which URL's mark the next landed host write of this thread deletes (None: none)."""
-        self._local.marked = url
+    def hold_mark(self, url: str | None, host: str = "") -> None:
+        """Which URL's mark the next landed write of ``host`` by this thread deletes (None: none)."""
+        self._local.marked = (url, host) if url is not None else None
 
-    def held_mark(self) -> str | None:
-        return getattr(self._local, "marked", None)
+    def held_mark(self) -> tuple[str, str] | None:
+        """(url, host) of the mark this thread's turn holds, or None."""
+        marked: tuple[str, str] | None = getattr(self._local, "marked", None)
+        return marked
 
     def clear_attempt(self) -> None:
         """Delete this thread's mark now (its request was answered, but its turn failed after)."""
-        url = self.held_mark()
-        if url is not None:
+        marked = self.held_mark()
+        if marked is not None:
             with self.db.write("attempt") as c:
-                c.execute("DELETE FROM attempts WHERE url = ?", (url,))
+                c.execute("DELETE FROM attempts WHERE url = ?", (marked[0],))
             self._local.marked = None
 
     # --- the host item ---------------------------------------------------------------------------
@@ -207,9 +209,9 @@ class SqliteStore:
                                 "WHERE host = ? AND v = ?",
                                 (own, lease, st, ob, float(expires_at), host, expected_version))
                 landed = cur.rowcount == 1
-            if landed and marked is not None:
+            if landed and marked is not None and marked[1] == host:
                 # The request in flight is answered and its answer committed, in this transaction.
-                c.execute("DELETE FROM attempts WHERE url = ?", (marked,))
+                c.execute("DELETE FROM attempts WHERE url = ?", (marked[0],))
                 self._local.marked = None
             return landed
 

@@ -11,7 +11,7 @@ import pytest
 
 from heed_core import tasks
 from heed_core.crawl import Crawler, TurnResult
-from heed_core.hoststate import TokenOut
+from heed_core.hoststate import HostView, TokenOut
 from heed_core.politeness import end_of_day
 from heed_core.ports import FakeClock
 from heed_core.profile import Profile, load_profile, load_profile_data
@@ -682,3 +682,16 @@ def test_what_an_item_may_bring_is_bounded_by_the_profiles_caps(bot: str, item: 
     work = WorkItem(url=SITE + "/x", purpose=purpose, task=task, source_id="s", source_url=SITE + "/x",
                     round_id="r", round_start=T0, ctx=ctx)
     assert tasks.may_bring(profile, work) == bring(profile)
+
+
+def test_a_tokens_undecodable_items_are_said_once_whether_its_turn_fails_or_goes_on() -> None:
+    # GIVEN a token of one good item and one that does not decode, whose first turn fails (a bug)
+    r = rig("aubebot")
+    good = r.item(SITE + "/feed.xml", "feed", "feed")
+    token = TokenIn(HOST, "t-bad", items=(good,), bad=(("{'u': 1}", "undecodable work item"),))
+    # WHEN its failure is charged, and the token comes back for another turn, and another
+    r.crawler.charge_failure(token, 3, "RuntimeError: boom")
+    r.crawler.charge_failure(token, 3, "RuntimeError: boom")
+    # THEN the undecodable item was said once, the good one kept (charged, not given up)
+    assert [s["reason"] for s in r.journal.skips] == ["bad_work_item"]
+    assert [i.url for i in HostView.from_record(r.store.read_host(HOST)).frontier] == [SITE + "/feed.xml"]

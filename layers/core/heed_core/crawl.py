@@ -433,16 +433,17 @@ class Crawler:
         now = self.clock.now()
         rec = self.store.read_host(token.host, aux=self.aux)
         v = HostView.from_record(rec)
-        if token.items and token.tok not in v.tokens_done:
+        skips: list[SkipRec] = []
+        if (token.items or token.bad) and token.tok not in v.tokens_done:
             known = {i.work_id for i in v.frontier}
             v.frontier += [i for i in token.items if i.work_id not in known]
             v.tokens_done[token.tok] = now + TOKENS_FOR_S
+            skips += [SkipRec(what, "bad_work_item", why) for what, why in token.bad]  # said once, as plan_turn
         if not v.frontier:
             return
         v.frontier.sort(key=lambda i: i.order_key)
         head = next((i for i in v.frontier if i.not_before <= now), v.frontier[0])
         v.frontier = [i for i in v.frontier if i.work_id != head.work_id]
-        skips: list[SkipRec] = []
         if head.failures + 1 >= limit:
             skips.append(SkipRec.of(head, head.url, "processing_failed", f"{limit} failed attempts; last: {detail}"))
         else:
