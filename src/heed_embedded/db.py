@@ -3,8 +3,8 @@
 WAL mode (readers never wait for the writer, and the operator's commands read while ``heed serve``
 writes), ``synchronous=FULL`` by default (every commit is on disk when it returns: a SIGKILL or a
 power cut loses nothing committed; the wait for the disk comes after the write lock is let go,
-one ``fsync`` shared by the commits that end together), a busy timeout (a writer of another process is waited for,
-never an error). Each thread has its own connection; the writers of one process take turns on a
+one ``fsync`` shared by the commits that end together), a busy timeout (a writer of another
+process is waited for, never an error). Each thread has its own connection; the writers of one process take turns on a
 lock of their own, so they queue instead of spinning in SQLite's busy handler.
 
 A write is ``with db.write() as c:`` (``BEGIN IMMEDIATE``: the write lock is taken first, so a
@@ -74,10 +74,17 @@ CREATE TABLE IF NOT EXISTS dead (
   receives INTEGER NOT NULL, first_received REAL, dead_at REAL NOT NULL, why TEXT NOT NULL);
 """
 
-# What a database of an older schema needs before ``_SCHEMA`` (whose statements only add what is
-# missing): (the table it changes, the statement), by the version it was written with.
-_V3 = (("queue", "ALTER TABLE queue ADD COLUMN chain REAL"), ("queue", "DROP INDEX IF EXISTS queue_ready"))
-_UPGRADE: dict[int, tuple[tuple[str, str], ...]] = {1: _V3, 2: _V3}
+
+def _upgrade(c: sqlite3.Connection) -> None:
+    """What a database of an older schema needs before ``_SCHEMA`` (whose statements only add what
+    is missing): the queue's chain column (schema 3) where the queue has none yet, its old index
+    gone. Made whatever the version says, so a change another process made already is not made
+    again."""
+    columns = {row[1] for row in c.execute("PRAGMA table_info(queue)")}
+    if columns and "chain" not in columns:
+        c.execute("ALTER TABLE queue ADD COLUMN chain REAL")
+    c.execute("DROP INDEX IF EXISTS queue_ready")
+
 
 _BUSY = ("database is locked", "database table is locked", "database is busy")
 
@@ -220,11 +227,7 @@ class Database:
                                        f"{SCHEMA_VERSION})")
                 if version < SCHEMA_VERSION:
                     c.execute("BEGIN IMMEDIATE")
-                    # Another process may have brought it up to date meanwhile: read again, locked.
-                    version = int(c.execute("PRAGMA user_version").fetchone()[0])
-                    for table, change in _UPGRADE.get(version, ()) if version < SCHEMA_VERSION else ():
-                        if self._has_table(c, table) and not self._done(c, change):
-                            c.execute(change)
+                    _upgrade(c)
                     for statement in _SCHEMA.split(";"):
                         if statement.strip():
                             c.execute(statement)
@@ -235,19 +238,6 @@ class Database:
                     c.execute("ROLLBACK")
                 raise translate(exc, f"schema of {self.path}") from exc
             self._ready = True
-
-    @staticmethod
-    def _done(c: sqlite3.Connection, change: str) -> bool:
-        """True for an ``ALTER TABLE t ADD COLUMN col ...`` whose column is there already."""
-        words = change.split()
-        if words[:2] != ["ALTER", "TABLE"] or words[3:5] != ["ADD", "COLUMN"]:
-            return False
-        return any(row[1] == words[5] for row in c.execute(f"PRAGMA table_info({words[2]})"))
-
-    @staticmethod
-    def _has_table(c: sqlite3.Connection, table: str) -> bool:
-        found = c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
-        return found is not None
 
     def close(self) -> None:
         """Close every connection this object opened (the last one checkpoints the WAL)."""
