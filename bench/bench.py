@@ -4,7 +4,9 @@ For each size: the fixture web starts in its own process, Heed crawls it (its ow
 Scrapy does (its own process); the fixture logs every request's start and end from the site's
 side, and the figures are computed from that log: span against the ideal, gap violations, gaps
 against the required gap, CPU per page, peak RSS; for Heed also the AWS calls per page by
-operation and the cost per million pages from the price table below."""
+operation and the cost per million pages from the price table below. Last, the ceiling
+(``ceiling_side.py``): the same requests through `requests` alone, as fast as this machine makes
+them, and from it the highest efficiency any crawler on `requests` can reach here at that size."""
 from __future__ import annotations
 
 import argparse
@@ -167,7 +169,7 @@ def run_size(name: str, hosts_n: int, pages: int, delay: float, sides: list[str]
             args = ["--hosts", str(hosts_n), "--pages", str(pages), "--delay", str(delay)]
             for side in sides:
                 script = {"heed": "embedded_side.py" if engine == "embedded" else "heed_side.py",
-                          "scrapy": "scrapy_side.py"}[side]
+                          "scrapy": "scrapy_side.py", "ceiling": "ceiling_side.py"}[side]
                 extra: list[str] = []
                 if side == "heed" and engine == "embedded":
                     extra = ((["--workers", str(workers)] if workers else []) + (["--sync", sync] if sync else [])
@@ -207,7 +209,8 @@ def report(res: dict[str, Any]) -> str:
     both("CPU per page", lambda r: _fmt(1000 * r["cpu_s"] / max(1, r["site"]["requests"]), " ms", 1))
     both("peak RSS", lambda r: _fmt(r["rss_mb"], " MB", 0))
     width = [max(len(str(r[i])) for r in rows) for i in range(3)]
-    lines += ["  ".join(str(c).ljust(width[i]) for i, c in enumerate(r)) for r in rows]
+    if "heed" in res or "scrapy" in res:
+        lines += ["  ".join(str(c).ljust(width[i]) for i, c in enumerate(r)) for r in rows]
     h = res.get("heed")
     if h and engine == "embedded":
         lines.append(f"Heed: `{h['command']}` ({h['workers']} processes x {h['threads']} threads), wall "
@@ -233,14 +236,35 @@ def report(res: dict[str, Any]) -> str:
         lines.append(f"  ({h['invocations']} fetcher invocations of {h['concurrency']} at once, billed "
                      f"{h['billed_s']:.1f} s; {h['wru']:.0f} WRU, {h['rru']:.0f} RRU; "
                      f"max receive count {h['max_receive_count']})")
+    ceiling = res.get("ceiling")
+    if ceiling:
+        lines.append(ceiling_line(ceiling))
     return "\n".join(lines)
+
+
+def ceiling_bound(c: dict[str, Any]) -> float:
+    """The highest efficiency a crawler on `requests` can reach on this machine at this size: it
+    makes the ceiling's requests and more work for each, so its span is at least requests / rate."""
+    floor = c["requests"] / c["rate"] if c["rate"] else float("inf")
+    ideal = c["site"]["ideal_s"]
+    return min(1.0, ideal / floor) if floor else 1.0
+
+
+def ceiling_line(c: dict[str, Any]) -> str:
+    return (f"Ceiling of this machine (the same {c['requests']} requests through `requests` alone, "
+            f"{c['processes']} x {c['threads']} threads, no gap, no parsing): {c['wall_s']:.1f} s, "
+            f"{c['rate']:.0f} requests/s, CPU {1000 * c['cpu_s'] / max(1, c['requests']):.1f} ms each: a crawler "
+            f"on `requests` spans at least {c['requests'] / c['rate']:.1f} s here, efficiency at most "
+            f"{ceiling_bound(c):.2f}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", action="append", choices=sorted(SIZES) + ["all"],
                     help="smoke (default), 200x10, 1000x5, 10000x3 or all; may be repeated")
-    ap.add_argument("--side", action="append", choices=["heed", "scrapy"], help="default: both")
+    ap.add_argument("--side", action="append", choices=["heed", "scrapy", "ceiling"],
+                    help="default: all three (ceiling: the crawl's requests through `requests` alone, as fast "
+                         "as this machine makes them: the highest efficiency any crawler on it can reach)")
     ap.add_argument("--engine", choices=["aws", "embedded"], default="aws",
                     help="heed's side: aws (heed local run's AWS-fidelity path, the real handlers on moto; "
                          "the default, and what --cost-inputs measures) or embedded (`heed serve --once` on "
@@ -257,7 +281,7 @@ def main() -> None:
     sizes = args.size or ["smoke"]
     if "all" in sizes:
         sizes = list(SIZES)
-    sides = args.side or ["heed", "scrapy"]
+    sides = args.side or ["heed", "scrapy", "ceiling"]
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
           f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}")
     results = []
