@@ -26,7 +26,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fixture_web import PORT, make_hosts  # noqa: E402
+from fixture_web import PORT, add_size_arguments, make_hosts  # noqa: E402
 
 PROCESSES, THREADS = 2, 16
 
@@ -61,9 +61,7 @@ def _worker(urls: list[str]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--hosts", type=int, required=True)
-    ap.add_argument("--pages", type=int, required=True)
-    ap.add_argument("--delay", type=float, required=True)
+    add_size_arguments(ap)
     args = ap.parse_args()
     urls = crawl_urls(args.hosts, args.pages, args.delay)
     ctx = multiprocessing.get_context("fork")

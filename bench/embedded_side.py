@@ -23,7 +23,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fixture_web import PORT, make_hosts  # noqa: E402
+from fixture_web import PORT, add_size_arguments, make_hosts  # noqa: E402
 
 
 def _tree(pid: int) -> list[int]:
@@ -60,9 +60,7 @@ def heed_command() -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--hosts", type=int, required=True)
-    ap.add_argument("--pages", type=int, required=True)
-    ap.add_argument("--delay", type=float, required=True)
+    add_size_arguments(ap)
     ap.add_argument("--workers", type=int, default=0, help="heed serve --workers (0: its default)")
     ap.add_argument("--threads", type=int, default=0, help="heed serve --threads (0: its default)")
     ap.add_argument("--sync", choices=["full", "normal"], default=None, help="heed serve --sync (default: its own)")

@@ -38,6 +38,13 @@ class Host:
         return max(0, self.pages - 2)
 
 
+def add_size_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options every side of the bench takes: the size of the fixture web it crawls."""
+    ap.add_argument("--hosts", type=int, required=True)
+    ap.add_argument("--pages", type=int, required=True)
+    ap.add_argument("--delay", type=float, required=True)
+
+
 def make_hosts(n: int, pages: int, delay: float) -> list[Host]:
     return [Host(i, host_ip(i), pages, 2 * delay if i % 4 == 3 else None, i % 5 == 4) for i in range(n)]
 
@@ -132,9 +139,7 @@ async def main_async(args: argparse.Namespace) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--hosts", type=int, required=True)
-    ap.add_argument("--pages", type=int, required=True)
-    ap.add_argument("--delay", type=float, required=True)
+    add_size_arguments(ap)
     ap.add_argument("--latency", type=float, default=0.02)
     ap.add_argument("--log", required=True)
     asyncio.run(main_async(ap.parse_args()))

@@ -24,7 +24,7 @@ from heed_core.work import Source  # noqa: E402
 from heed.local.runtime import LocalRun  # noqa: E402
 from heed.outputs import read_jsonl  # noqa: E402
 
-from fixture_web import PORT, make_hosts  # noqa: E402
+from fixture_web import PORT, add_size_arguments, make_hosts  # noqa: E402
 
 
 def _size(value: dict[str, Any]) -> int:
@@ -158,9 +158,7 @@ def emf_bytes() -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--hosts", type=int, required=True)
-    ap.add_argument("--pages", type=int, required=True)
-    ap.add_argument("--delay", type=float, required=True)
+    add_size_arguments(ap)
     ap.add_argument("--concurrency", type=int, default=None)
     args = ap.parse_args()
     hosts = make_hosts(args.hosts, args.pages, args.delay)

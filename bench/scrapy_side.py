@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scrapy  # noqa: E402
 from scrapy.crawler import CrawlerProcess  # noqa: E402
 
-from fixture_web import PORT, make_hosts  # noqa: E402
+from fixture_web import PORT, add_size_arguments, make_hosts  # noqa: E402
 
 
 class FeedSpider(scrapy.Spider):
@@ -35,9 +35,7 @@ class FeedSpider(scrapy.Spider):
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--hosts", type=int, required=True)
-    ap.add_argument("--pages", type=int, required=True)
-    ap.add_argument("--delay", type=float, required=True)
+    add_size_arguments(ap)
     args = ap.parse_args()
     hosts = make_hosts(args.hosts, args.pages, args.delay)
     feeds = [f"http://{h.ip}:{PORT}/feed.xml" for h in hosts]
