@@ -251,11 +251,11 @@ def ceiling_bound(c: dict[str, Any]) -> float:
 
 
 def ceiling_line(c: dict[str, Any]) -> str:
+    floor = c["requests"] / c["rate"] if c["rate"] else float("inf")
     return (f"Ceiling of this machine (the same {c['requests']} requests through `requests` alone, "
             f"{c['processes']} x {c['threads']} threads, no gap, no parsing): {c['wall_s']:.1f} s, "
             f"{c['rate']:.0f} requests/s, CPU {1000 * c['cpu_s'] / max(1, c['requests']):.1f} ms each: a crawler "
-            f"on `requests` spans at least {c['requests'] / c['rate']:.1f} s here, efficiency at most "
-            f"{ceiling_bound(c):.2f}")
+            f"on `requests` spans at least {floor:.1f} s here, efficiency at most {ceiling_bound(c):.2f}")
 
 
 def main() -> None:
