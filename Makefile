@@ -61,7 +61,7 @@ test: install tools
 	bench/run --size smoke --check
 	$(VENV)/bin/python bench/cold_import.py --runs 3 --check --limit-ms 600
 
-# Heed and Scrapy side by side on a fixture web (see README, Performance and scale).
+# Heed and Scrapy side by side on a fixture web, then the machine's ceiling (see README, Performance and scale).
 bench:
 	bench/run --size smoke --size 200x10 --size 1000x5
 
