@@ -242,20 +242,23 @@ def report(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def ceiling_floor(c: dict[str, Any]) -> float:
+    """The shortest span a crawler on `requests` can have on this machine at this size: it makes
+    the ceiling's requests and more work for each, so at least requests / rate."""
+    return c["requests"] / c["rate"] if c["rate"] else float("inf")
+
+
 def ceiling_bound(c: dict[str, Any]) -> float:
-    """The highest efficiency a crawler on `requests` can reach on this machine at this size: it
-    makes the ceiling's requests and more work for each, so its span is at least requests / rate."""
-    floor = c["requests"] / c["rate"] if c["rate"] else float("inf")
-    ideal = c["site"]["ideal_s"]
-    return min(1.0, ideal / floor) if floor else 1.0
+    """The highest efficiency a crawler on `requests` can reach on this machine at this size."""
+    floor = ceiling_floor(c)
+    return min(1.0, c["site"]["ideal_s"] / floor) if floor else 1.0
 
 
 def ceiling_line(c: dict[str, Any]) -> str:
-    floor = c["requests"] / c["rate"] if c["rate"] else float("inf")
     return (f"Ceiling of this machine (the same {c['requests']} requests through `requests` alone, "
             f"{c['processes']} x {c['threads']} threads, no gap, no parsing): {c['wall_s']:.1f} s, "
             f"{c['rate']:.0f} requests/s, CPU {1000 * c['cpu_s'] / max(1, c['requests']):.1f} ms each: a crawler "
-            f"on `requests` spans at least {floor:.1f} s here, efficiency at most {ceiling_bound(c):.2f}")
+            f"on `requests` spans at least {ceiling_floor(c):.1f} s here, efficiency at most {ceiling_bound(c):.2f}")
 
 
 def main() -> None:

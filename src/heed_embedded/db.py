@@ -4,8 +4,9 @@ WAL mode (readers never wait for the writer, and the operator's commands read wh
 writes), ``synchronous=FULL`` by default (every commit is on disk when it returns: a SIGKILL or a
 power cut loses nothing committed; the wait for the disk comes after the write lock is let go,
 one ``fsync`` shared by the commits that end together), a busy timeout (a writer of another
-process is waited for, never an error). Each thread has its own connection; the writers of one process take turns on a
-lock of their own, so they queue instead of spinning in SQLite's busy handler.
+process is waited for, never an error). Each thread has its own connection; the writers of one
+process take turns on a lock of their own, so they queue instead of spinning in SQLite's busy
+handler.
 
 A write is ``with db.write() as c:`` (``BEGIN IMMEDIATE``: the write lock is taken first, so a
 transaction never fails half-way for another writer); nested, it joins the outer transaction, so
