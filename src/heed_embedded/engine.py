@@ -89,9 +89,26 @@ class EmbeddedCrawler(Crawler):
         # right before the request, with no wait between them that a kill could fall into (a
         # mark whose request never left would count as one cut).
         self.db.flush("claim")
-        self.marks.mark_attempt(url, plan.view.host, now, now + _ATTEMPT_TTL_S)
-        self.db.flush("before the request")  # what the turn decided is committed before the request leaves
-        return super()._fetch(plan)
+        host = plan.view.host
+
+        def mark() -> None:
+            self.marks.mark_attempt(url, host, now, now + _ATTEMPT_TTL_S)
+            self.db.flush("before the request")  # what the turn decided is committed before the request leaves
+
+        # The mark is written once the connection is made, right before the request's first byte
+        # (the transport's hook): a kill before it sent nothing, and no mark says otherwise (a
+        # mark written before the request was prepared and connected was one more cut, for a
+        # request that never left, when a kill fell in between). A transport without the hook
+        # (a test's) is marked before it is called.
+        hook = getattr(self.transport, "before_send", None)
+        if hook is None:
+            mark()
+            return super()._fetch(plan)
+        hook(mark)
+        try:
+            return super()._fetch(plan)
+        finally:
+            hook(None)
 
     def charge_failure(self, token: TokenIn, limit: int, detail: str) -> None:
         # A turn that failed in this process after its request: the answer came and the failure

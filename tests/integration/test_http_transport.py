@@ -370,6 +370,78 @@ def test_a_closed_port_is_a_connect_error() -> None:
     assert (result.error, result.status, result.ip) == ("connect_error", None, None)
 
 
+# --- the hook before the first byte (the embedded engine's in-flight mark) ------------------------
+
+
+def test_before_send_is_called_once_connected_before_the_request_and_then_forgotten(
+        serve: Callable[..., Server]) -> None:
+    server = serve()
+    t = transport()
+    seen: list[tuple[int, int]] = []  # (connections, requests) the server had when the hook ran
+
+    def hook() -> None:
+        until = time.monotonic() + 2
+        while not server.connections and time.monotonic() < until:
+            time.sleep(0.01)  # the server accepts in its own loop: the connection is made already
+        seen.append((len(server.connections), len(server.log)))
+
+    t.before_send(hook)
+    result = get(t, f"http://127.0.0.2:{server.port}/ok")
+    assert (result.status, result.body) == (200, b"hello")
+    # the connection was made, the request not yet sent
+    assert seen == [(1, 0)] and len(server.log) == 1
+    # a later fetch on this thread calls it no more
+    get(t, f"http://127.0.0.2:{server.port}/ok")
+    assert seen == [(1, 0)] and len(server.log) == 2
+
+
+def test_before_send_is_not_called_when_nothing_could_leave() -> None:
+    calls: list[str] = []
+    probe = socket.socket()
+    probe.bind(("127.0.0.4", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    t = transport()
+    t.before_send(lambda: calls.append("closed port"))
+    assert get(t, f"http://127.0.0.4:{port}/").error == "connect_error"
+    t.before_send(lambda: calls.append("refused address"))
+    assert transport(allow_private=False).refusal("http://127.0.0.1/") == "private_address"
+    t2 = transport(allow_private=False)
+    t2.before_send(lambda: calls.append("private"))
+    assert get(t2, "http://127.0.0.1:9/").error == "private_address"
+    assert calls == []
+
+
+def test_a_before_send_that_fails_sends_nothing_and_leaves_the_fetch(serve: Callable[..., Server]) -> None:
+    server = serve()
+    t = transport()
+
+    class Refused(Exception):
+        pass
+
+    def fail() -> None:
+        raise Refused("the mark could not be written")
+
+    t.before_send(fail)
+    with pytest.raises(Refused):
+        get(t, f"http://127.0.0.2:{server.port}/ok")
+    time.sleep(0.2)
+    assert server.log == []  # the connection was closed before any byte of the request
+
+
+def test_before_send_is_this_threads_own(serve: Callable[..., Server]) -> None:
+    server = serve()
+    t = transport()
+    calls: list[str] = []
+    t.before_send(lambda: calls.append("main"))
+    other = threading.Thread(target=lambda: get(t, f"http://127.0.0.2:{server.port}/ok"))
+    other.start()
+    other.join()
+    assert calls == [] and len(server.log) == 1
+    get(t, f"http://127.0.0.2:{server.port}/ok")
+    assert calls == ["main"]
+
+
 def test_unresolvable_host_is_a_dns_error() -> None:
     def no_such_host(host: str, port: int) -> list[str]:
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")

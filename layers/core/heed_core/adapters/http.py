@@ -77,7 +77,16 @@ class RequestsTransport:
         self._total = float(total_deadline_s)
         self._resolve = resolver or system_resolver
         self._verify: str | bool = ca_certs or True
+        self._hooks = threading.local()  # this thread's before_send hook
         self._signer = signer  # issue 13 hook
+
+    def before_send(self, hook: Callable[[], None] | None) -> None:
+        """What this thread's next fetch calls once its connection is made, right before the first
+        byte of its request is written (None: nothing), then forgets: called at most once, and
+        not at all when no connection is made (nothing leaves then). A hook that raises sends
+        nothing: the connection is closed and the exception leaves ``fetch``. (The embedded
+        engine marks a request in flight there: a kill before it has sent nothing.)"""
+        self._hooks.hook = hook
 
     def refusal(self, url: str) -> str | None:
         """None when this transport would open ``url`` now; else the error its fetch would
@@ -87,6 +96,7 @@ class RequestsTransport:
         return "invalid_url" if target is None else self._reach(target)[1]
 
     def fetch(self, request: FetchRequest) -> FetchResult:
+        hook: Callable[[], None] | None = self._hooks.__dict__.pop("hook", None)
         target = parse_target(request.url)
         if target is None:
             return self._unsent(request, "invalid_url")
@@ -118,7 +128,7 @@ class RequestsTransport:
             except ValueError:
                 return self._unsent(request, "signing_error")
         # --- end of issue 13 hook
-        connector = _Connector(addresses, deadline)
+        connector = _Connector(addresses, deadline, hook)
         pool_cls = _PinnedHTTPSPool if target.scheme == "https" else _PinnedHTTPPool
         adapter: _OnePoolAdapter | None = None
         response: requests.Response | None = None
@@ -267,7 +277,7 @@ class _Connector:
     """One fetch's sockets: opened only to the checked addresses, cut at the total deadline
     (a server dripping a byte a second never trips a per-read timeout)."""
 
-    def __init__(self, addresses: list[str], deadline: float) -> None:
+    def __init__(self, addresses: list[str], deadline: float, before_send: Callable[[], None] | None = None) -> None:
         self._addresses = addresses
         self._deadline = self.deadline = deadline
         self._lock = threading.Lock()
@@ -275,6 +285,7 @@ class _Connector:
         self.done = self.fired = self.attempted = False
         self.ip: str | None = None
         self.failure: str | None = None
+        self._before_send = before_send
         _WATCHDOG.watch(self)
 
     def open(self, conn: HTTPConnection, port: int, timeout: Any) -> socket.socket:
@@ -299,12 +310,21 @@ class _Connector:
                 self.failure = "timeout" if isinstance(exc, TimeoutError) else "connect_error"
                 continue
             with self._lock:
-                if not self.fired:
+                kept = not self.fired
+                if kept:
                     # A duplicate descriptor outlives TLS wrapping, so the deadline can shut
                     # the connection down whatever phase it is in.
                     self._twins.append(sock.dup())
                     self.ip = ip
-                    return sock
+            if kept:
+                hook, self._before_send = self._before_send, None
+                if hook is not None:
+                    try:
+                        hook()  # (outside the lock: the deadline can still cut the connection)
+                    except BaseException:
+                        sock.close()
+                        raise
+                return sock
             sock.close()
             break
         if self.fired or self._deadline <= time.monotonic():
