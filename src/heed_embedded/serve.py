@@ -159,14 +159,15 @@ def _worker(spec: dict[str, Any], array: Any, stop: Any) -> None:
     try:
         engine.run(stop)
     finally:
+        stop.set()
+        syncer.join(5.0)  # (it wakes at once) no sync on a journal being closed
         journal.sync()
         journal.close()
         db.close()
 
 
 def _sync_loop(journal: FileJournal, stop: Any) -> None:
-    while not stop.is_set():
-        time.sleep(1.0)
+    while not stop.wait(1.0):
         journal.sync()
 
 

@@ -166,6 +166,8 @@ class EmbeddedRun:
             left = self.engine.run(until_idle=self.patience_s)
         finally:
             done.set()
+            if shower is not None:
+                shower.join()  # its last line drawn before the database can close under it
             self.invocations = int(self.engine.counts["turns"])
             self._export()
         self._show_progress(left)
