@@ -122,12 +122,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
                                 patience_s=patience, allow_private=args.allow_private, quiet=args.quiet,
                                 grace_s=args.grace, synchronous=args.sync.upper())
             summary = serve(profile, state, opts)
+            if summary.get("cut"):
+                # Turns past the grace: their tokens come back at the next start. Out now, the
+                # database left open under them (closed, their thread would print a traceback).
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(0)
     finally:
         state.close()
-    if summary.get("cut"):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)  # turns past the grace: their tokens come back at the next start
     return 0
 
 

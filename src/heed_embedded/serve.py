@@ -376,7 +376,7 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
     summary = {**total, "waiting": counts["waiting"], "dead": counts["dead"], "exported": exported,
                "wall_time_s": round(clock.now() - started, 3), "stopped": "signal" if stopping.is_set() else
                ("idle" if opts.once else "stop")}
-    log("stop", summary)
     if loop.is_alive():
         summary["cut"] = True  # turns still at work past the grace: their tokens come back at the next start
+    log("stop", summary)
     return summary

@@ -1,0 +1,73 @@
+"""`heed serve` stopped (SIGTERM) while a request outlives the grace (issue 21): it exits 0 once
+the grace is over, not when the request ends, with no traceback; its stop line says that turns were
+cut; the next start takes the cut page's token back and reads the page, its event put once."""
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.serve import FeedWeb, Serve, events, serve_profile
+
+GAP = 0.2
+LATENCY = 3.0  # the article answers this late: far past the grace
+GRACE = 0.5
+
+
+@pytest.fixture
+def web() -> Iterator[FeedWeb]:
+    w = FeedWeb(1, 1, LATENCY).start(first_ip=20)
+    yield w
+    w.stop()
+
+
+@pytest.mark.slow
+def test_sigterm_with_a_request_past_the_grace_exits_at_the_grace_and_the_next_start_reads_the_page(
+        web: FeedWeb, tmp_path: Path) -> None:
+    # GIVEN heed serve (one process) with one feed whose only article answers in 3 s
+    bot = serve_profile(tmp_path / "bot.yaml", GAP)
+    state = tmp_path / "state"
+    site = web.servers[0]
+    first = Serve(bot, state, ["--quiet", "--workers", "1", "--grace", str(GRACE),
+                               "--sources", str(web.sources_file(tmp_path / "s.yaml"))]).start(0)
+    try:
+        first.wait_started()
+        deadline = time.monotonic() + 30
+        while len(site.log()) < 2 and time.monotonic() < deadline:  # robots.txt and the feed read
+            time.sleep(0.02)
+        time.sleep(GAP + 0.6)  # the article's request is on its way
+        assert first.proc is not None and first.proc.poll() is None, first.text()[-3000:]
+        # WHEN it is told to stop while that request is in flight
+        t0 = time.monotonic()
+        first.proc.send_signal(signal.SIGTERM)
+        code = first.wait(30)
+        took = time.monotonic() - t0
+    finally:
+        first.stop_group()
+    # THEN it exited 0 at the grace, well before the request would have ended, with no traceback
+    assert code == 0, first.text()[-3000:]
+    assert took < LATENCY - 0.5, took
+    assert "Traceback" not in first.text(), first.text()[-3000:]
+    # AND its stop line says turns were cut (their tokens come back at the next start)
+    stop = [e for e in first.lines() if e.get("event") == "stop"]
+    assert stop and stop[-1].get("cut") is True, first.lines()[-3:]
+    assert not [e for e in events(state) if e["detail_type"] == "article.read"]
+
+    # WHEN, the site done with the cut request, heed serve runs again to the end of the work
+    deadline = time.monotonic() + 30
+    while len(site.log()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    second = Serve(bot, state, ["--quiet", "--workers", "1", "--once", "--patience", "3"]).start(1)
+    try:
+        assert second.wait(60) == 0, second.text()[-3000:]
+    finally:
+        second.stop_group()
+    # THEN the cut page's token was taken back and the page read, its event put once
+    assert any(e.get("event") == "resumed" for e in second.lines()), second.lines()[:5]
+    assert [r.path for r in site.log()].count("/a/0") == 2
+    articles = [e for e in events(state) if e["detail_type"] == "article.read"]
+    assert len(articles) == 1, [e["detail_type"] for e in events(state)]
+    assert "Traceback" not in second.text()
