@@ -1,5 +1,5 @@
 """`heed deploy --bot NAME|FILE --stack STACK [--region R] [--profile P] [--dry-run] [--guided]
-[--force REASON]`: any bot, built in or of one's own, to its own stack, in five steps.
+[--force REASON] [--yes]`: any bot, built in or of one's own, to its own stack, in five steps.
 
 1. The profile is loaded and validated (one line per mistake: a bad key, a value still marked
    WRITE ME, an identity still its base bot's).
@@ -86,6 +86,8 @@ def register(subparsers: Any) -> None:
                    help="ask for the region, the AWS profile and the operator's parameters (kept in samconfig.toml)")
     p.add_argument("--force", metavar="REASON",
                    help="deploy even if a promise is broken; REASON is recorded in the stack's HeedForceReason tag")
+    p.add_argument("--yes", action="store_true",
+                   help="deploy the change set without asking (samconfig asks to confirm it by default)")
     p.add_argument("--json", action="store_true",
                    help="the steps on stderr, and what was deployed (or would be) as one JSON object on stdout")
     p.set_defaults(func=cmd_deploy)
@@ -300,9 +302,12 @@ def deploy(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
     if done.returncode != 0:
         raise PromiseBroken(f"sam build failed (exit {done.returncode}); nothing deployed")
     tags = [f"{CONFORMANCE_TAG}={gate}"] + ([f'{FORCE_TAG}="{reason}"'] if gate == "forced" else [])
-    command = [sam, "deploy", "--config-file", "samconfig.toml", "--config-env", env.bot,
-               "--template-file", str(Path(".aws-sam") / "build" / "template.yaml"), "--region", region,
-               *(["--profile", aws_profile] if aws_profile else []), "--tags", *tags]
+    # Both paths absolute: SAM reads a relative --config-file from the template's folder
+    # (.aws-sam/build), where there is none, and then stops with "Missing option '--stack-name'".
+    command = [sam, "deploy", "--config-file", str(config), "--config-env", env.bot,
+               "--template-file", str(project / ".aws-sam" / "build" / "template.yaml"), "--region", region,
+               *(["--profile", aws_profile] if aws_profile else []), "--tags", *tags,
+               *(["--no-confirm-changeset"] if args.yes else [])]
     overrides = re.findall(r'(\w+)=("[^"]*"|\S+)', _overrides(config, env.bot))
     args.outcome = {"bot": profile.name, "stack": choices.stack_name, "region": region, "profile_sha256": sha,
                     "conformance": gate, "dry_run": bool(args.dry_run), "deployed": False, "command": command,

@@ -94,8 +94,9 @@ def test_a_new_bot_deployed_dry_runs_and_its_built_artifact_runs_a_round_as_its_
     assert f"BotName=mybot ProfileSha256={sha} FetcherReservedConcurrency=1" in env["parameter_overrides"]
     assert "# profile: mybot.yaml\n[mybot.deploy.parameters]" in (in_project / "samconfig.toml").read_text()
     # AND the exact deploy command is printed, nothing sent
-    assert ("sam deploy --config-file samconfig.toml --config-env mybot --template-file "
-            ".aws-sam/build/template.yaml --region eu-west-1 --tags HeedConformance=passed") in out
+    # (both paths absolute: SAM reads a relative --config-file from the template's folder)
+    assert (f"sam deploy --config-file {in_project / 'samconfig.toml'} --config-env mybot --template-file "
+            f"{in_project / '.aws-sam/build/template.yaml'} --region eu-west-1 --tags HeedConformance=passed") in out
     assert f"    ProfileSha256={sha}\n" in out and "dry run: nothing sent" in out
     # AND the build holds the profile, packaged in the profile layer
     build = in_project / ".aws-sam" / "build"
