@@ -1,5 +1,5 @@
 """The crawl's state in SQLite, behind ``heed_core.store.HostStore`` and the operator's calls
-(``heed.operator.actions.OperatorStore``'s methods), with DynamoStore's semantics key for key.
+(``heed_core.store.OperatorStore``'s methods), with DynamoStore's semantics key for key.
 
 Each DynamoDB item is a row: the host's item (``hosts``: version, owner and lease, the state, the
 outbox of the last commit), its big robots.txt and tdmrep.json (``aux``), its drain mark

@@ -1,4 +1,4 @@
-"""The operator's adapter on the table (``heed_aws.table``): ``heed_core.operator.OperatorStore``
+"""The operator's adapter on the table (``heed_aws.table``): ``heed_core.store.OperatorStore``
 for ``heed sources``, ``block``, ``purge`` and the rest. By key, one partition at most, never a
 Scan but ``all_hosts`` (a table written before the domain index existed)."""
 from __future__ import annotations

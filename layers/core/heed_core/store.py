@@ -1,5 +1,6 @@
-"""The ports to the outside world's state: the crawl's store (DynamoDB), its results (EventBridge
-and S3), the token queue (SQS FIFO) and the journal (the structured request and skip log).
+"""The ports to the outside world's state: the crawl's store (DynamoDB), the operator's view of
+it, its results (EventBridge and S3), the token queue (SQS FIFO) and the journal (the structured
+request and skip log). Each engine implements them below the core (``heed_aws``, ``heed_embedded``).
 
 A host turn costs the store at most three calls: ``read_host`` (one read of everything about the
 host), ``write_host`` (one conditional write: the lease and the commit in one), and, batched over
@@ -12,7 +13,7 @@ from typing import Any, Protocol
 from heed_core.hoststate import DrainMark, HostRecord, Outbox, TokenOut
 from heed_core.work import Source, UrlRecord
 
-__all__ = ["READ_FIELDS", "HostStore", "Journal", "Results", "Tokens"]
+__all__ = ["READ_FIELDS", "HostStore", "Journal", "OperatorStore", "Results", "TextBucket", "Tokens"]
 
 # A source's fields that only its reads write (batched with the drain); the others (closed, why)
 # are SET on the source itself, where an operator's change cannot be lost to a read.
@@ -143,4 +144,96 @@ class Tokens(Protocol):
         """Send every token (batched), each with its host as message group and its ``tok`` as
         deduplication id, so a token sent twice is delivered once. ``TransientError`` if any
         could not be sent: the caller sends them all again (repeats are deduplicated)."""
+        ...
+
+
+class OperatorStore(Protocol):
+    """The operator's view of the crawl's state (``heed.operator.actions`` works on it), by key:
+    ``heed_aws.operator_store.DynamoOperatorStore``, ``heed_embedded.store.SqliteStore`` and the
+    tests' MemoryStore, held to the same semantics by ``tests/unit/test_store_contract.py``."""
+
+    def read_hosts(self, hosts: Iterable[str]) -> dict[str, HostRecord]:
+        """Many hosts' items (no aux items) in batched reads; a host never seen is left out."""
+        ...
+
+    def update_host_state(self, host: str, expected_version: int, state: Any) -> bool:
+        """An operator's change of a host's state blob (a source closed or reopened there), on the
+        version read: False when a turn committed in between (read again and retry)."""
+        ...
+
+    def domain_hosts(self, domain: str) -> list[str]:
+        """The hosts of ``domain`` and its subdomains, from the index of its registrable domain."""
+        ...
+
+    def unindex_hosts(self, domain: str, hosts: Sequence[str]) -> None:
+        """Take hosts out of the domain index; the index entry goes when it names none."""
+        ...
+
+    def host_items(self, host: str) -> list[tuple[str, str | None]]:
+        """Every record of the host (by key): (sort key, the URL of a URL record)."""
+        ...
+
+    def delete_host_items(self, host: str, sort_keys: Sequence[str]) -> int:
+        """Delete those records of the host; returns how many."""
+        ...
+
+    def all_hosts(self) -> list[str]:
+        """Every host with a record (a whole scan: only for state kept before the domain index)."""
+        ...
+
+    def list_sources(self) -> list[Source]:
+        """Every source, ordered by id, each with its read-state merged in."""
+        ...
+
+    def get_source(self, source_id: str) -> Source | None:
+        """The source with that id, or None."""
+        ...
+
+    def put_sources(self, sources: Sequence[Source]) -> None:
+        """Write sources whole (added or replaced)."""
+        ...
+
+    def update_source_definition(self, source: Source) -> bool:
+        """An imported source that exists already: its url, kind and options replaced, what the
+        crawl learnt of it kept; False if there is no such source."""
+        ...
+
+    def delete_source(self, source_id: str) -> None:
+        """The source and its read-state gone."""
+        ...
+
+    def reopen_source(self, source_id: str) -> bool:
+        """The source's closed fields cleared; False if there is no such source."""
+        ...
+
+    def get_meta(self, key: str) -> dict[str, Any] | None:
+        """As ``HostStore.get_meta``."""
+        ...
+
+    def put_meta(self, key: str, value: dict[str, Any], *, expected_version: int | None = None) -> bool:
+        """As ``HostStore.put_meta``."""
+        ...
+
+    def unblock_domain(self, domain: str) -> bool:
+        """Lift a block; False if the domain was not on the list."""
+        ...
+
+    def block_list(self) -> list[tuple[str, str, float | None]]:
+        """(domain, reason, when blocked or None) for every block."""
+        ...
+
+    def mark_purged(self, domain: str, at: float) -> None:
+        """COMMON-08: the purge's tombstone, where every turn reads it with the block list."""
+        ...
+
+
+class TextBucket(Protocol):
+    """Where the page texts are kept, versioned (the results bucket; the embedded ``texts`` table)."""
+
+    def versions(self, key: str) -> list[str]:
+        """Every version id kept under ``key``."""
+        ...
+
+    def delete_version(self, key: str, version_id: str) -> None:
+        """Delete one version of ``key`` for good."""
         ...

@@ -3,7 +3,7 @@
 ``blocks``, ``purge``, ``explain``, ``audit`` and ``dlq``, with ``heed operator`` (the old
 spelling of block and purge on a table).
 
-- ``actions``: what each change does, on any store with the ``OperatorStore`` methods
+- ``actions``: what each change does, on any store with the ``heed_core.store.OperatorStore`` methods
   (DynamoOperatorStore on AWS, the embedded engine's SqliteStore, the tests' MemoryStore): a
   source closed or reopened on its hosts, sources imported, a domain purged (COMMON-08,
   SUBSIDIE-13, PRAHA-09). No command line in it.
