@@ -64,6 +64,14 @@ def register(subparsers: Any) -> None:
                    help="let the fetcher reach loopback/private addresses (tests, the demo web)")
     p.add_argument("--quiet", action="store_true", help="no log line per request and skip (rounds and trouble only)")
     p.add_argument("--json", action="store_true", help="JSON log lines on stdout (what it prints anyway)")
+    p.add_argument("--webhook", metavar="URL",
+                   help="post every result to URL as a signed CloudEvents envelope (Standard Webhooks; https, or "
+                        "http to this machine); at least once, in commit order per source, retried for a day")
+    p.add_argument("--webhook-secret-file", metavar="FILE",
+                   help="the webhook's signing secret: a file holding whsec_ and base64 (Standard Webhooks)")
+    p.add_argument("--settings", metavar="FILE",
+                   help="this installation's own settings (YAML: webhook.url, webhook.secret_file), never "
+                        "published with the profile; the flags win over it")
     p.add_argument("--sync", choices=["full", "normal"], default="full",
                    help="full (default): every commit on disk before it returns, a power cut loses nothing "
                         "committed; normal: a commit survives the process (SIGKILL, a crash) but a power cut may "
@@ -106,8 +114,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     # Every mistake (a profile, a sources file, a state directory) is a HeedError: heed.cli.main
     # tells it in one line, `heed serve: ...`, exit 2; the database refusing (a full disk) exit 1.
+    from heed.settings import load_settings, reachable, webhook_endpoint
+
     profile = load_profile(args.bot)
     sources = load_source_file(Path(args.sources), profile) if args.sources else None
+    settings = load_settings(args.settings)
+    webhook = webhook_endpoint(args.webhook or settings.webhook_url,
+                               args.webhook_secret_file or settings.webhook_secret_file)
+    if webhook is not None:
+        reachable(webhook.url)  # a typo told now, not a day of retries later
     state = open_embedded(Path(args.state), create=True, bot=profile.name, synchronous=args.sync.upper())
     warn_identity(args.bot, profile)
     try:
@@ -121,7 +136,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             opts = ServeOptions(once=args.once, workers=args.workers, threads=max(1, args.threads),
                                 patience_s=patience, allow_private=args.allow_private, quiet=args.quiet,
                                 grace_s=args.grace, synchronous=args.sync.upper())
-            summary = serve(profile, state, opts)
+            summary = serve(profile, state, opts, webhook=webhook)
             if summary.get("cut"):
                 # Turns past the grace: their tokens come back at the next start. Out now, the
                 # database left open under them (closed, their thread would print a traceback).

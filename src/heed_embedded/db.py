@@ -25,8 +25,9 @@ from heed_core.errors import HeedError, ServiceFault, TransientError
 
 __all__ = ["SCHEMA_VERSION", "Database", "translate"]
 
-SCHEMA_VERSION = 3  # 2: the attempts table (a request in flight, marked before it is made); 3: the queue's
-# chain column (what a deferred host's known work still takes: due tokens are handed out longest first)
+SCHEMA_VERSION = 4  # 2: the attempts table (a request in flight, marked before it is made); 3: the queue's
+# chain column (what a deferred host's known work still takes: due tokens are handed out longest first);
+# 4: the results' doors (consumers' positions, the webhook's deliveries and dead letters, events by id)
 
 # Keys: a host is an authority (scheme://host:port), as in DynamoDB's H#<authority>; every record
 # that DynamoDB keeps as an item of its own is a row here, so the store's semantics stay key for key.
@@ -58,6 +59,14 @@ CREATE TABLE IF NOT EXISTS texts (vid INTEGER PRIMARY KEY AUTOINCREMENT, key TEX
 CREATE INDEX IF NOT EXISTS texts_key ON texts (key, vid);
 CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, rid TEXT NOT NULL,
   detail_type TEXT NOT NULL, record TEXT NOT NULL, at REAL NOT NULL, wall REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS events_rid ON events (rid);
+CREATE INDEX IF NOT EXISTS events_url ON events (json_extract(record, '$.url'));
+CREATE TABLE IF NOT EXISTS consumers (name TEXT PRIMARY KEY, seq INTEGER NOT NULL, updated REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS deliveries (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, attempts INTEGER NOT NULL,
+  first_try REAL, next_try REAL NOT NULL, last_error TEXT);
+CREATE INDEX IF NOT EXISTS deliveries_group ON deliveries (grp, seq);
+CREATE TABLE IF NOT EXISTS delivery_dead (seq INTEGER PRIMARY KEY, attempts INTEGER NOT NULL, dead_at REAL NOT NULL,
+  why TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS queue (
   id INTEGER PRIMARY KEY AUTOINCREMENT, grp TEXT NOT NULL, dedup TEXT NOT NULL, body TEXT NOT NULL,
   sent REAL NOT NULL, visible REAL NOT NULL, receives INTEGER NOT NULL DEFAULT 0, head INTEGER NOT NULL,

@@ -4,8 +4,8 @@ texts kept as versions, and every request and skip in append-only JSONL logs.
 ``SqliteResults`` implements ``heed_core.store.Results``: an event is a row of ``events`` (its
 ``seq`` is the order it was put in), written in the drain's transaction with the drain mark that
 says it left, so an event is there exactly once; a text is a row of ``texts`` (its version id is
-the row's). ``export_events`` appends the events not yet in a JSONL file to it (the file is its
-own cursor: a crash between two appends exports nothing twice).
+the row's). ``export_events`` appends the envelopes of the events not yet exported to a JSONL
+file, from a position kept in the database (the file is an export, not the record).
 
 ``FileJournal`` implements ``heed_core.store.Journal``: one JSON line per record, written with one
 ``write`` on a file opened for appending (processes side by side never interleave a line; a line
@@ -25,7 +25,7 @@ from heed_core.urls import BadUrl, authority
 
 from heed_embedded.db import Database
 
-__all__ = ["FileJournal", "SqliteResults", "export_events", "last_exported"]
+__all__ = ["FileJournal", "SqliteResults", "events_since", "export_events"]
 
 
 def _host(url: Any) -> str:
@@ -70,7 +70,8 @@ class SqliteResults:
 
 
 def events_since(db: Database, after: int, limit: int = 5000) -> list[dict[str, Any]]:
-    """The events put after ``seq`` ``after``, in order, as their export lines."""
+    """The events put after ``seq`` ``after``, in order, each its record with its ``seq``,
+    ``detail_type``, ``put_at`` and ``wall`` (the engine's own view; the doors read envelopes)."""
     with db.read("events") as c:
         rows = c.execute("SELECT seq, rid, detail_type, record, at, wall FROM events WHERE seq > ? "
                          "ORDER BY seq LIMIT ?", (after, limit)).fetchall()
@@ -81,41 +82,55 @@ def events_since(db: Database, after: int, limit: int = 5000) -> list[dict[str, 
     return out
 
 
-def last_exported(path: Path) -> int:
-    """The ``seq`` of the last event in a JSONL export (0: none yet)."""
+def _last_line(path: Path) -> dict[str, Any] | None:
+    """The last whole JSON line of a file (a line cut by a crash is passed over)."""
     if not path.is_file() or path.stat().st_size == 0:
-        return 0
+        return None
     with path.open("rb") as f:
         f.seek(max(0, path.stat().st_size - 65536))
         lines = [ln for ln in f.read().splitlines() if ln.strip()]
     for line in reversed(lines):
         try:
-            return int(json.loads(line)["seq"])
-        except (ValueError, KeyError, TypeError):
-            continue  # a line cut by a crash mid-write: the one before it counts
-    return 0
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
 
 
-def export_events(db: Database, path: Path, *, after: int | None = None) -> int:
-    """Append to ``path`` every event not in it yet (from ``after``, default: the file's last);
-    returns how many. A line cut by a crash is ended first, so the file stays one JSON per line."""
-    start = last_exported(path) if after is None else after
+def export_events(db: Database, path: Path) -> int:
+    """Append to ``path`` the envelopes of the events committed since the export's position (the
+    ``_export`` consumer: kept in the database, so a file moved or deleted is started afresh with
+    what comes next, never filled again from the first event), one JSON line each (``heed events
+    --json``'s lines); returns how many. The position moves after the lines are flushed; a crash
+    in between writes them again, unless the file still ends with them. A line cut by a crash is
+    ended first, so the file stays one JSON per line."""
+    from heed_embedded.events import EXPORT, advance, position, read_after, seq_of
+
+    start = position(db, EXPORT)
+    last = _last_line(path)
+    if last is not None:  # the file's own last line, where it is the one this export wrote last
+        at = int(last["seq"]) if isinstance(last.get("seq"), int) else seq_of(db, str(last.get("id") or ""))
+        if at is not None and (start is None or at > start):
+            start = at
+    start = start or 0
     written = 0
-    with path.open("ab") as f:
-        if f.tell() > 0:
-            with path.open("rb") as r:
-                r.seek(f.tell() - 1)
-                if r.read(1) != b"\n":
-                    f.write(b"\n")
-        while True:
-            batch = events_since(db, start)
-            if not batch:
-                break
-            f.write(b"".join(json.dumps(e, ensure_ascii=False, default=str).encode("utf-8") + b"\n" for e in batch))
-            start = int(batch[-1]["seq"])
-            written += len(batch)
-        f.flush()
-    return written
+    while True:
+        rows, upto = read_after(db, start, limit=5000)
+        if upto == start:
+            return written
+        with path.open("ab") as f:
+            if f.tell() > 0:
+                with path.open("rb") as r:
+                    r.seek(f.tell() - 1)
+                    if r.read(1) != b"\n":
+                        f.write(b"\n")
+            f.write(b"".join(json.dumps(row.envelope, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
+                             for row in rows))
+            f.flush()
+        advance(db, EXPORT, upto)
+        start, written = upto, written + len(rows)
 
 
 class FileJournal:

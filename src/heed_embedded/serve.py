@@ -29,14 +29,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from heed_core.adapters.webhook_post import WebhookPoster
 from heed_core.ports import SystemClock
 from heed_core.profile import Profile, load_profile_data
+from heed_core.webhook import Endpoint
 
 from heed_embedded.db import Database
 from heed_embedded.engine import Engine, key_file_signer
 from heed_embedded.results import FileJournal, export_events
 from heed_embedded.scheduler import META_KEY, next_firing
 from heed_embedded.state import DATABASE, EmbeddedState
+from heed_embedded.webhooks import Deliverer, stopped
 
 __all__ = ["JsonLog", "ServeOptions", "serve"]
 
@@ -88,7 +91,7 @@ class JsonLog:
 
 
 _TROUBLE = frozenset({"transient", "failure", "service_fault", "drain", "batch_failed", "worker_died", "times_ahead",
-                      "recovered"})
+                      "recovered", "webhook_retry", "webhook_dead", "webhook_gone", "webhook_trouble"})
 
 
 class _Tally:
@@ -219,10 +222,12 @@ def _columns() -> int:
 
 
 def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr: TextIO | None = None,
-          stop: threading.Event | None = None, on_ready: Callable[[], None] | None = None) -> dict[str, Any]:
+          stop: threading.Event | None = None, on_ready: Callable[[], None] | None = None,
+          webhook: Endpoint | None = None) -> dict[str, Any]:
     """Serve ``state`` with ``profile`` until SIGTERM/SIGINT (or ``stop``), or, with
-    ``opts.once``, until one round is done. The caller holds ``state.serve_lock()``. Returns
-    what it did (the counts, the tokens still waiting)."""
+    ``opts.once``, until one round is done; with ``webhook``, every result is posted there too
+    (``heed_embedded.webhooks``: a thread of this process). The caller holds
+    ``state.serve_lock()``. Returns what it did (the counts, the tokens still waiting)."""
     err = stderr or sys.stderr
     log = JsonLog(profile.name, quiet=opts.quiet)
     stop = stop or threading.Event()
@@ -299,6 +304,16 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
         if threading.current_thread() is threading.main_thread() else {}
     loop = threading.Thread(target=engine.run, args=(stop,), name="heed-engine", daemon=True)
     loop.start()
+    hooks: Deliverer | None = None
+    hook_thread: threading.Thread | None = None
+    if webhook is not None:
+        hooks = Deliverer(state.db, webhook, WebhookPoster(), log=log)
+        halted = stopped(state.db, webhook.url)
+        if halted is not None:
+            log("webhook_gone", {"url": webhook.url, "answer": halted.get("answer"),
+                                 "detail": "stopped since it answered 410 Gone: `heed events dead --redrive` resumes"})
+        hook_thread = threading.Thread(target=hooks.run, args=(stop,), name="heed-webhook", daemon=True)
+        hook_thread.start()
     progress = _Progress(profile.name, err)
     gone: list[dict[str, int]] = []  # what workers that died had counted
     idle_since: float | None = None
@@ -346,7 +361,8 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
             progress.show(total, counts, next_firing(profile, now) if not opts.once else None)
             if opts.once:
                 idle = counts["held"] == 0 and counts["ready"] == 0 and engine.busy() == 0 and (
-                    counts["next"] is None or counts["next"] - now > opts.patience_s)
+                    counts["next"] is None or counts["next"] - now > opts.patience_s) and (
+                    hooks is None or hooks.idle(opts.patience_s))
                 if idle:
                     idle_since = idle_since or time.monotonic()
                     if time.monotonic() - idle_since >= 0.5:
@@ -359,6 +375,8 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
             child_stop.set()
         deadline = time.monotonic() + opts.grace_s
         loop.join(max(0.0, deadline - time.monotonic()))
+        if hook_thread is not None:
+            hook_thread.join(max(0.0, deadline - time.monotonic()))
         for proc, *_ in children:
             proc.join(max(0.0, deadline - time.monotonic()))
             if proc.is_alive():
@@ -373,7 +391,8 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
         progress.close()
         for s, handler in old.items():
             signal.signal(s, handler)
-    summary = {**total, "waiting": counts["waiting"], "dead": counts["dead"], "exported": exported,
+    delivered = {f"webhook_{k}": v for k, v in hooks.counts.items()} if hooks is not None else {}
+    summary = {**total, "waiting": counts["waiting"], "dead": counts["dead"], "exported": exported, **delivered,
                "wall_time_s": round(clock.now() - started, 3), "stopped": "signal" if stopping.is_set() else
                ("idle" if opts.once else "stop")}
     if loop.is_alive():

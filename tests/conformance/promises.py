@@ -17,8 +17,9 @@ from heed.conformance.runner import Session
 __all__ = ["rule_tests"]
 
 
-def rule_tests(bot: str) -> tuple[Callable[..., Iterator[Session]], Callable[..., None]]:
-    """The module-scoped ``session`` fixture and the parametrized ``test_rule`` for ``bot``."""
+def rule_tests(bot: str) -> tuple[Callable[..., Iterator[Session]], Callable[..., None], Callable[..., None]]:
+    """The module-scoped ``session`` fixture, the parametrized ``test_rule`` for ``bot``, and the
+    test that every result its scenarios emitted has the shape its shipped schema says."""
     rules, scenarios = catalogue(bot)
 
     @pytest.fixture(scope="module")
@@ -35,4 +36,21 @@ def rule_tests(bot: str) -> tuple[Callable[..., Iterator[Session]], Callable[...
         assert v.result == "pass", (f"{rule.id} {v.result}: {rule.sentence}\n  evidence: {v.evidence}\n"
                                     f"  again: heed conformance --bot {bot} --rule {rule.id} --json")
 
-    return session, test_rule
+    def test_every_result_it_emitted_validates_against_its_shipped_schema(session: Session) -> None:
+        # GIVEN every scenario the rules played (each rule above played what it needed)
+        from jsonschema import Draft202012Validator, FormatChecker
+
+        from heed_core.envelope import envelope, schema
+
+        checked = 0
+        for seen in session.played:
+            for item in seen.out.items:
+                # WHEN a result is put in its envelope, as the bus, the webhook and heed events carry it
+                record = {k: v for k, v in item.items() if k != "detail_type"}
+                env = envelope(str(item["detail_type"]), str(record["id"]), record)
+                # THEN it validates against its type's schema, and its id is its record's
+                Draft202012Validator(schema(str(item["detail_type"])), format_checker=FormatChecker()).validate(env)
+                checked += 1
+        assert checked > 0, "the scenarios emitted no result to check"
+
+    return session, test_rule, test_every_result_it_emitted_validates_against_its_shipped_schema

@@ -2,4 +2,4 @@
 (src/heed/conformance/praha.py and common.py): what `heed conformance --bot praha-x` proves."""
 from tests.conformance.promises import rule_tests
 
-session, test_rule = rule_tests("praha-x")
+session, test_rule, test_every_result_validates_against_its_schema = rule_tests("praha-x")

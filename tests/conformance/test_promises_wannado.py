@@ -2,4 +2,4 @@
 (src/heed/conformance/wannado.py and common.py): what `heed conformance --bot wannadobot` proves."""
 from tests.conformance.promises import rule_tests
 
-session, test_rule = rule_tests("wannadobot")
+session, test_rule, test_every_result_validates_against_its_schema = rule_tests("wannadobot")

@@ -1,4 +1,5 @@
-"""The bot's product: events on its EventBridge bus, page text versions in its S3 bucket."""
+"""The bot's product: events on its EventBridge bus (each entry's ``Detail`` the result's CloudEvents
+envelope, ``heed_core.envelope``: the contract of every engine), page text versions in its S3 bucket."""
 from __future__ import annotations
 
 import json
@@ -6,6 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+
+from heed_core.envelope import envelope
 
 from heed_aws.store import translate
 
@@ -33,7 +36,8 @@ class AwsResults:
         for start in range(0, len(events), _BATCH):
             batch = list(events[start:start + _BATCH])
             entries = [{"Source": f"heed.{self.bot}", "DetailType": detail_type, "EventBusName": self.bus,
-                        "Detail": json.dumps(record, default=str)} for detail_type, _, record in batch]
+                        "Detail": json.dumps(envelope(detail_type, rid, record), default=str)}
+                       for detail_type, rid, record in batch]
             try:
                 resp = self.events.put_events(Entries=entries)
             except (ClientError, BotoCoreError) as exc:

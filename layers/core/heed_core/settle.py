@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from heed_core import politeness
+from heed_core.envelope import found_at
 from heed_core.extract.challenge import is_challenge
 from heed_core.extract.events import Event
 from heed_core.hoststate import MAX_SEEN_ITEMS, HostView, was_read
@@ -63,7 +64,8 @@ def close_source(profile: Profile, view: HostView, source_id: str, url: str, rea
     out.sources.append((source_id, {"closed": True, "closed_reason": f"{reason}: {detail}", "closed_at": now}))
     rid = short_hash(profile.name, "closed", source_id, str(int(now)))
     out.events.append(("source.closed", rid, {"bot": profile.name, "id": rid, "kind": "source_closed",
-                                              "source": source_id, "url": url, "reason": reason, "detail": detail}))
+                                              "source": source_id, "found_at": found_at(now), "url": url,
+                                              "reason": reason, "detail": detail}))
 
 
 def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchResult, delay: float,

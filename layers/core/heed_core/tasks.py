@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from heed_core import usage
+from heed_core.envelope import found_at
 from heed_core.extract import events as ev
 from heed_core.extract import feeds, pages, paywall, signals, site_check, sitemaps, subsidy, tdmrep
 from heed_core.extract.events import Event
@@ -102,7 +103,7 @@ def text_version(key: str) -> str:
 def _emit(inp: TaskInput, out: TaskOutput, detail_type: str, result_id: str, record: dict[str, Any]) -> None:
     item = inp.item
     record = {"bot": inp.profile.name, "id": result_id, "source": item.source_id,
-              "source_url": item.source_url, **record}
+              "source_url": item.source_url, "found_at": found_at(inp.now), **record}
     out.events.append((detail_type, result_id, record))
 
 

@@ -34,9 +34,10 @@ REFUSING = {"odmitnuti": "http_403", "pretizeno": "http_429", "vyzva": "challeng
 RSS_DATE, ATOM_DATE = "2026-12-01T08:00:00", "2026-11-02T08:00:00"  # what sites.rss and sites.atom write
 REASON = "kontaktní formulář: prosím nechoďte"  # the site owner's request, as the operator recorded it
 BROWSER_HEADERS = ("cookie", "upgrade-insecure-requests", "sec-fetch-mode", "sec-fetch-site", "sec-ch-ua", "referer")
-ITEM_KEYS = {"detail_type", "bot", "id", "kind", "source", "source_url", "url", "title", "published", "summary"}
-CHECK_KEYS = {"detail_type", "bot", "id", "kind", "source", "source_url", "url", "reachable", "final_url", "status",
-              "name", "icon_url", "icon_status", "error"}
+ITEM_KEYS = {"detail_type", "bot", "id", "kind", "source", "source_url", "found_at", "url", "title", "published",
+             "summary"}
+CHECK_KEYS = {"detail_type", "bot", "id", "kind", "source", "source_url", "found_at", "url", "reachable", "final_url",
+              "status", "name", "icon_url", "icon_status", "error"}
 
 
 def _article(title: str, tdm: str | None) -> Route:

@@ -32,7 +32,7 @@ OPEN = "User-agent: *\nDisallow: /privat/\n"
 APP = [f"/app/sak/{i}" for i in range(7)]
 FAILING = (500, 503, 401, 403)
 SECRETS = ("Kari Nordmann", "bruker_", "hemmelig-brodtekst", "kommentar")
-ITEM_KEYS = {"detail_type", "bot", "id", "kind", "source", "source_url", "url", "title", "published"}
+ITEM_KEYS = {"detail_type", "bot", "id", "kind", "source", "source_url", "found_at", "url", "title", "published"}
 CHILDREN = {"/sm/1.xml": APP[:4] + ["/annet/1", "/annet/2"], "/sm/2.xml": APP[4:], "/sm/3.xml": ["/app/sak/99",
                                                                                                   "/app/sak/98"]}
 CHAIN = ["/kjede/0", "/kjede/1", "/kjede/2"]  # two redirects, then the listing

@@ -186,21 +186,27 @@ def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str,
 
 
 def _history(target: Target, url: str, also: str = "") -> list[dict[str, Any]]:
-    """A state directory's records of the URL (requests, skips, results), oldest first: its own
-    append-only logs, which hold every run and every `heed serve` since it was made."""
+    """A state directory's records of the URL (requests, skips, results), oldest first: the
+    request and skip logs, which hold every run and every `heed serve` since it was made, and
+    the results from the events table (by an index on their URL: moving the export changes none)."""
     if target.local is None:
         return []
+    from heed_embedded.events import by_url
+
     from heed.outputs import OutputError, read_jsonl
 
     st = target.local
     found = []
-    for kind, path in (("request", st.requests_log), ("skip", st.skips_log), ("item", st.events_log)):
+    for kind, path in (("request", st.requests_log), ("skip", st.skips_log)):
         try:
             for rec in read_jsonl(path, strict=False):
                 if rec.get("url") in (url, also or url):
                     found.append({"record": kind, **rec})
         except OutputError:
             continue  # a log gone unreadable: the others still tell
+    for row in by_url(st.db, [url, also or url]):
+        found.append({"record": "item", "detail_type": row.type[len("heed."):], **row.envelope["data"],
+                      "t": row.envelope.get("time")})
     return found
 
 
