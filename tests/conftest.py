@@ -38,6 +38,11 @@ def _roles_allow_every_call(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         res = getattr(run, "res", None)
         if res is None or not recorder.calls:
             continue
-        names = Names(res.table_name, res.queue_url, res.dlq_url, res.bus_name, res.bucket)
-        denied += recorder.denied(Roles.of(stack_parameters(run.profile), names), names)
+        hooks = getattr(run, "hooks", None)
+        names = Names(res.table_name, res.queue_url, res.dlq_url, res.bus_name, res.bucket,
+                      hooks.queue_url if hooks else "", hooks.dlq_url if hooks else "")
+        params = stack_parameters(run.profile)
+        if hooks is not None:  # the stack with a webhook (its deliverer, its queues, its secret)
+            params.update(ResultsWebhookUrl=run.webhook[0], ResultsWebhookSecretArn=run.webhook_secret_arn)
+        denied += recorder.denied(Roles.of(params, names), names)
     assert not denied, "calls the functions' roles do not allow:\n" + "\n".join(denied)

@@ -58,6 +58,9 @@ def _allow_statements(template: dict[str, Any]) -> Iterator[tuple[str, dict[str,
                       and "PolicyDocument" in p]
         if "PolicyDocument" in props:
             documents.append(props["PolicyDocument"])
+        # A policy written as JSON text (a log group's resource policy, !Sub): its statements too.
+        documents = [json.loads(d["Fn::Sub"]) if isinstance(d, dict) and isinstance(d.get("Fn::Sub"), str) else d
+                     for d in documents]
         for doc in documents:
             for statement in doc["Statement"]:
                 if statement.get("Effect") == "Allow":
@@ -413,7 +416,7 @@ ALARMS = ("HeartbeatAlarm", "SchedulerErrorsAlarm", "DeadLetterAlarm", "FetcherE
           "DynamoDbThrottlesAlarm", "ImpoliteAnswersAlarm", "OldestTokenAlarm", "InFlightAlarm", "RecursiveLoopAlarm",
           "RobotsLoopAlarm", "ServiceFaultAlarm")
 NAT_ALARMS = {"NatPortAllocationAlarm": "UseNatGateway", "NatRecoveryAlarm": "UseNatInstance",
-              "NatRebootAlarm": "UseNatInstance"}
+              "NatRebootAlarm": "UseNatInstance", "DeliveryDeadLetterAlarm": "HasResultsWebhook"}
 
 
 @pytest.fixture(scope="module")
@@ -505,7 +508,9 @@ def test_every_function_logs_to_its_own_group_with_the_retention_parameter(templ
         assert group.get("Condition") == function.get("Condition"), name  # no group without its function
         groups.add(group_id)
     assert len(groups) == len(_functions(template))  # one group each
-    assert set(_resources_of(template, "AWS::Logs::LogGroup")) == groups
+    # and the results' own group (every envelope, heed events --stack), kept for ResultsRetentionDays
+    assert set(_resources_of(template, "AWS::Logs::LogGroup")) == groups | {"ResultsLogGroup"}
+    assert template["Resources"]["ResultsLogGroup"]["Properties"]["RetentionInDays"] == {"Ref": "ResultsRetentionDays"}
     assert template["Resources"]["FetcherFunction"]["Properties"]["LoggingConfig"]["LogGroup"] == \
         template["Outputs"]["FetcherLogGroup"]["Value"]
 

@@ -82,6 +82,8 @@ class Names:
     dlq_url: str
     bus: str
     bucket: str
+    delivery_url: str = ""  # the webhook's queues, where the stack has ResultsWebhookUrl
+    delivery_dlq_url: str = ""
 
     @staticmethod
     def queue_arn(url: str) -> str:
@@ -96,6 +98,9 @@ class Names:
             "ResultsBus": {"Ref": self.bus, "Arn": f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{self.bus}",
                            "Name": self.bus},
             "ResultsBucket": {"Ref": self.bucket, "Arn": f"arn:aws:s3:::{self.bucket}"},
+            **{lid: {"Ref": url, "Arn": self.queue_arn(url), "QueueName": self.queue_arn(url).rsplit(":", 1)[1]}
+               for lid, url in (("DeliveryQueue", self.delivery_url),
+                                ("DeliveryDeadLetterQueue", self.delivery_dlq_url)) if url},
         }
 
 

@@ -26,8 +26,12 @@ from heed_aws.service import TURN_OVERHEAD_S, Budget
 from heed_aws.store import DynamoStore
 
 if TYPE_CHECKING:  # the identity package (cryptography) loads only for a bot that signs
+    from heed_core.adapters.webhook_post import WebhookPoster
     from heed_core.identity.settings import WebBotAuthSettings
     from heed_core.identity.signing import RequestSigner
+    from heed_core.webhook import Endpoint
+
+    from heed_aws.deliverer import Deliveries
 
 # The key's reference as template.yaml sets it ("secretsmanager:NAME" or "ssm:/NAME"): the one
 # secret or parameter the fetcher's role may read. Only its name; never the key.
@@ -64,6 +68,8 @@ class _Built:
     journal: LogJournal | None = None
     signer: tuple[RequestSigner | None] | None = None  # (None,): built, and the bot does not sign
     crawler: Crawler | None = None
+    endpoint: Endpoint | None = None
+    poster: WebhookPoster | None = None
 
 
 _overrides = Overrides()
@@ -210,3 +216,45 @@ def crawler() -> Crawler:
         _built.crawler = Crawler(p, store(), transport, journal(), results, clock(), tokens=queue(),
                                  render=render, extractor=extractor)
     return _built.crawler
+
+
+# --- the webhook's deliverer (template.yaml: DelivererFunction) ------------------------------------
+
+def webhook_endpoint() -> Endpoint:
+    """The webhook the stack names, its secret read once per warm container from Secrets Manager
+    (``HEED_WEBHOOK_SECRET_ARN``). ``ConfigError`` for what a person must fix (the secret missing,
+    not one), ``TransientError`` for what may pass (throttling)."""
+    if _built.endpoint is None:
+        from heed_core.webhook import Endpoint, WebhookError, check_url, parse_secret
+
+        url, arn = _env("HEED_WEBHOOK_URL"), _env("HEED_WEBHOOK_SECRET_ARN")
+        try:
+            answer = _client("secretsmanager").get_secret_value(SecretId=arn)
+        except Exception as exc:  # noqa: BLE001 - told as a kind of ours, never with the secret
+            from botocore.exceptions import ClientError
+
+            code = exc.response.get("Error", {}).get("Code", "") if isinstance(exc, ClientError) else ""
+            if code in ("ResourceNotFoundException", "AccessDeniedException", "DecryptionFailure"):
+                raise ConfigError(f"ResultsWebhookSecretArn: {code}") from exc
+            raise TransientError(f"the webhook's secret: {code or type(exc).__name__}") from exc
+        text = str(answer.get("SecretString") or "")
+        try:
+            _built.endpoint = Endpoint(check_url(url, "ResultsWebhookUrl"),
+                                       parse_secret(text, "ResultsWebhookSecretArn's secret"))
+        except WebhookError as exc:
+            raise ConfigError(str(exc)) from exc
+    return _built.endpoint
+
+
+def poster() -> WebhookPoster:
+    if _built.poster is None:
+        from heed_core.adapters.webhook_post import WebhookPoster
+
+        _built.poster = WebhookPoster(user_agent=f"heed-webhooks/1 ({os.environ.get('HEED_BOT', 'heed')})")
+    return _built.poster
+
+
+def deliveries() -> Deliveries:
+    from heed_aws.deliverer import Deliveries
+
+    return Deliveries(_client("sqs"), _env("HEED_DELIVERY_QUEUE_URL"), _env("HEED_DELIVERY_DLQ_URL"))

@@ -113,6 +113,7 @@ class _Stack:
                        "AWS::Partition": "aws", "AWS::URLSuffix": "amazonaws.com"}
         self.prefix = prefix
         self.region = region
+        self.account = account
         self.session = session
         self.created: dict[str, dict[str, str]] = {}  # logical id -> {"Ref": ..., "Arn": ...}
         self._creating: set[str] = set()
@@ -188,7 +189,8 @@ class _Stack:
             raise TemplateError(f"{logical_id}: no such resource or parameter")
         kind = resource.get("Type")
         makers = {"AWS::DynamoDB::Table": _make_table, "AWS::SQS::Queue": _make_queue,
-                  "AWS::Events::EventBus": _make_bus, "AWS::S3::Bucket": _make_bucket}
+                  "AWS::Events::EventBus": _make_bus, "AWS::S3::Bucket": _make_bucket,
+                  "AWS::Events::Rule": _make_rule, "AWS::Logs::LogGroup": _make_log_group}
         if kind not in makers:
             raise TemplateError(f"{logical_id}: {kind} is not created locally")
         self._creating.add(logical_id)
@@ -275,6 +277,28 @@ def _make_bucket(stack: _Stack, logical_id: str, p: Mapping[str, Any]) -> dict[s
     return {"Ref": name, "Arn": f"arn:aws:s3:::{name}", "BucketName": name}
 
 
+def _make_log_group(stack: _Stack, logical_id: str, p: Mapping[str, Any]) -> dict[str, str]:
+    logs = stack.client("logs")
+    name = p.get("LogGroupName") or f"/{stack.prefix}/{logical_id}"
+    logs.create_log_group(logGroupName=name)
+    if p.get("RetentionInDays"):
+        logs.put_retention_policy(logGroupName=name, retentionInDays=int(p["RetentionInDays"]))
+    return {"Ref": name, "Arn": f"arn:aws:logs:{stack.region}:{stack.account}:log-group:{name}"}
+
+
+def _make_rule(stack: _Stack, logical_id: str, p: Mapping[str, Any]) -> dict[str, str]:
+    events = stack.client("events")
+    name = p.get("Name") or stack.default_name(logical_id)
+    bus = p.get("EventBusName", "default")
+    arn = events.put_rule(Name=name, EventBusName=bus, EventPattern=json.dumps(p["EventPattern"]),
+                          State=p.get("State", "ENABLED"))["RuleArn"]
+    targets = [{k: v for k, v in t.items() if k in ("Id", "Arn", "SqsParameters", "InputPath", "Input")}
+               for t in p.get("Targets", [])]
+    if targets:
+        events.put_targets(Rule=name, EventBusName=bus, Targets=targets)
+    return {"Ref": name, "Arn": arn}
+
+
 # --- the stack the functions see ---------------------------------------------------------------
 
 def _env_target(template: Mapping[str, Any], variable: str) -> str:
@@ -287,7 +311,9 @@ def _env_target(template: Mapping[str, Any], variable: str) -> str:
 
 
 def _work_event(template: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
-    """(function id, queue id, event properties) of the one SQS event source: the fetcher's."""
+    """(function id, queue id, event properties) of the one SQS event source on the work queue
+    (HEED_QUEUE_URL's): the fetcher's. (The webhook's deliverer has one of its own, on another queue.)"""
+    work = _env_target(template, "HEED_QUEUE_URL")
     found = []
     for logical_id, resource in template["Resources"].items():
         if resource.get("Type") != "AWS::Serverless::Function":
@@ -298,9 +324,10 @@ def _work_event(template: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any
                 queue_id = queue.get("Fn::GetAtt", [None])[0] if isinstance(queue, dict) else None
                 if not isinstance(queue_id, str):
                     raise TemplateError(f"{logical_id}: SQS event Queue must be !GetAtt <queue>.Arn")
-                found.append((logical_id, queue_id, event["Properties"]))
+                if queue_id == work:
+                    found.append((logical_id, queue_id, event["Properties"]))
     if len(found) != 1:
-        raise TemplateError(f"expected exactly one SQS event source, found {len(found)}")
+        raise TemplateError(f"expected exactly one SQS event source on {work}, found {len(found)}")
     return found[0]
 
 
@@ -342,3 +369,43 @@ def create_stack_resources(*, template_path: Path, bot: str, prefix: str,
         max_receive_count=int(redrive.get("maxReceiveCount", 0)),
         batch_size=int(stack.resolve(event.get("BatchSize", 10))),
     )
+
+
+@dataclass(frozen=True)
+class WebhookResources:
+    queue_url: str
+    dlq_url: str
+    rule: str
+
+
+def create_results_store(res: StackResources, *, template_path: Path, bot: str, prefix: str,
+                         session: boto3.session.Session, region: str = "eu-west-1") -> str:
+    """The results bus's rule into the results log group (template.yaml's ResultsToLogsRule and
+    ResultsLogGroup, which every stack has): the group's name."""
+    stack = _results_stack(res, template_path, bot, prefix, session, region)
+    stack.attr("ResultsToLogsRule", "Ref")
+    return stack.attr("ResultsLogGroup", "Ref")
+
+
+def _results_stack(res: StackResources, template_path: Path, bot: str, prefix: str,
+                   session: boto3.session.Session, region: str) -> _Stack:
+    template = load_template(template_path)
+    params = {name: str(spec["Default"]) for name, spec in template.get("Parameters", {}).items()
+              if "Default" in spec}
+    params.update(BotName=bot, EgressMode="none")
+    account = session.client("sts", region_name=region).get_caller_identity()["Account"]
+    stack = _Stack(template, params, prefix, region, account, session)
+    bus_arn = f"arn:aws:events:{region}:{account}:event-bus/{res.bus_name}"
+    stack.created["ResultsBus"] = {"Ref": res.bus_name, "Arn": bus_arn, "Name": res.bus_name}
+    return stack
+
+
+def create_webhook_resources(res: StackResources, *, template_path: Path, bot: str, prefix: str,
+                             session: boto3.session.Session, region: str = "eu-west-1") -> WebhookResources:
+    """The webhook's rule on the results bus of ``res``, its FIFO delivery queue and dead-letter
+    queue, from template.yaml's own properties (ResultsToWebhookRule, DeliveryQueue,
+    DeliveryDeadLetterQueue), as a stack with ResultsWebhookUrl set has them."""
+    stack = _results_stack(res, template_path, bot, prefix, session, region)
+    return WebhookResources(queue_url=stack.attr("DeliveryQueue", "Ref"),
+                            dlq_url=stack.attr("DeliveryDeadLetterQueue", "Ref"),
+                            rule=stack.attr("ResultsToWebhookRule", "Ref"))

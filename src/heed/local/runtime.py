@@ -189,9 +189,10 @@ class _LockedClient:
 
 
 class _LockedSession:
-    def __init__(self, session: Any, lock: threading.RLock) -> None:
+    def __init__(self, session: Any, lock: threading.RLock, unsigned: tuple[str, ...] = ("dynamodb", "sqs")) -> None:
         self._session = session
         self._lock = lock
+        self._unsigned = unsigned
 
     def client(self, name: str, **kwargs: Any) -> Any:
         from botocore import UNSIGNED
@@ -199,7 +200,7 @@ class _LockedSession:
 
         # The embedded AWS checks no signatures: signing every state and queue call would only
         # cost time (S3 is left signed: moto's bucket reads the signature to authorise a write).
-        unsigned = {"signature_version": UNSIGNED} if name in ("dynamodb", "sqs") else {}
+        unsigned = {"signature_version": UNSIGNED} if name in self._unsigned else {}
         kwargs.setdefault("config", Config(retries={"max_attempts": 2, "mode": "standard"}, **unsigned))
         return _LockedClient(self._session.client(name, **kwargs), self._lock)
 
@@ -255,8 +256,10 @@ class LocalRun:
     def __init__(self, profile: Profile, sources: list[Source], *, start: float, until: float, out_dir: Path,
                  allow_private: bool, progress: Callable[[str], None] | None = None,
                  patience_s: float | None = None, resolver: Callable[[str, int], list[str]] | None = None,
-                 concurrency: int | None = None, session_hook: Callable[[Any], None] | None = None) -> None:
+                 concurrency: int | None = None, session_hook: Callable[[Any], None] | None = None,
+                 webhook: tuple[str, str] | None = None) -> None:
         self.signer = local_signer(profile)  # refused here, before any file or service exists
+        self.webhook = webhook  # (URL, secret): the stack's ResultsWebhookUrl and its secret's value
         self.profile = profile
         self.sources = sources
         self.start = start
@@ -323,7 +326,9 @@ class LocalRun:
         base = boto3.session.Session(region_name=REGION)
         if self.session_hook is not None:
             self.session_hook(base)
-        session = _LockedSession(base, self.aws_lock)
+        # (An unsigned call names no region: moto keeps its queues in us-east-1 then, where the
+        # bus's rule, in the region, would not find the webhook's delivery queue: signed then.)
+        session = _LockedSession(base, self.aws_lock, ("dynamodb",) if self.webhook else ("dynamodb", "sqs"))
         prefix = f"heed-{self.profile.name}"
         from heed.samconfig import fetcher_batch_size
 
@@ -335,6 +340,17 @@ class LocalRun:
         env = {"HEED_BOT": self.profile.name, "HEED_TABLE": self.res.table_name,
                "HEED_QUEUE_URL": self.res.queue_url, "HEED_BUS_NAME": self.res.bus_name,
                "HEED_BUCKET": self.res.bucket}
+        if self.webhook is not None:
+            # The stack with ResultsWebhookUrl: the rule, the delivery queues, the secret.
+            from heed.local.resources import create_webhook_resources
+
+            self.hooks = create_webhook_resources(self.res, template_path=ROOT / "template.yaml",
+                                                  bot=self.profile.name, prefix=prefix, session=session, region=REGION)
+            arn = session.client("secretsmanager").create_secret(
+                Name=f"{prefix}-webhook", SecretString=self.webhook[1])["ARN"]
+            self.webhook_secret_arn = arn
+            env.update(HEED_WEBHOOK_URL=self.webhook[0], HEED_WEBHOOK_SECRET_ARN=arn,
+                       HEED_DELIVERY_QUEUE_URL=self.hooks.queue_url, HEED_DELIVERY_DLQ_URL=self.hooks.dlq_url)
         runtime.configure(clock=self.clock, session=session, profile=self.profile,
                           allow_private=self.allow_private, journal_tap=self.out.journal,
                           results_tap=self.out.item, resolver=self.resolver, queue_observer=self.watch, env=env,
@@ -481,6 +497,39 @@ class LocalRun:
         attrs = self.sqs.get_queue_attributes(QueueUrl=self.res.queue_url, AttributeNames=[
             "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
         return int(attrs["ApproximateNumberOfMessages"]) + int(attrs["ApproximateNumberOfMessagesNotVisible"]) == 0
+
+    def deliver(self, timeout_s: float = 60.0) -> int:
+        """Lambda's event source mapping for the webhook's deliverer: batches of the delivery queue
+        to the handler until the queue is empty (retries wait in real time: the deliverer hides a
+        record until its next try) or ``timeout_s`` passed. Returns the invocations made."""
+        deliverer = load_handler("deliverer")
+        url = self.hooks.queue_url
+        deadline, calls = time.monotonic() + timeout_s, 0
+        while time.monotonic() < deadline:
+            msgs = self.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=5, AttributeNames=["All"],
+                                            WaitTimeSeconds=0).get("Messages", [])
+            if not msgs:
+                left = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=[
+                    "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+                if not any(int(v) for v in left.values()):
+                    return calls
+                time.sleep(0.2)
+                continue
+            records = [{"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
+                        "attributes": m.get("Attributes", {}), "eventSource": "aws:sqs", "awsRegion": REGION}
+                       for m in msgs]
+            self._local.function = "DelivererFunction"
+            try:
+                resp = deliverer({"Records": records}, LambdaContext("DelivererFunction", timeout_s=120))
+            finally:
+                self._local.function = None
+            calls += 1
+            failed = {f["itemIdentifier"] for f in (resp or {}).get("batchItemFailures", [])}
+            done = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(msgs)
+                    if m["MessageId"] not in failed]
+            if done:
+                self.sqs.delete_message_batch(QueueUrl=url, Entries=done)
+        return calls
 
     def invoke(self, msgs: list[dict[str, Any]]) -> None:
         try:
