@@ -21,8 +21,13 @@ from heed_aws.store import DynamoStore
 
 from heed import events_cli
 from heed.awsstack import Aws
-from heed.local.resources import (StackResources, WebhookResources, create_results_store, create_stack_resources,
-                                  create_webhook_resources)
+from heed.local.resources import (
+    StackResources,
+    WebhookResources,
+    create_results_store,
+    create_stack_resources,
+    create_webhook_resources,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 REGION, STACK = "eu-west-1", "heed-aubebot"
