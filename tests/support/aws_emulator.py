@@ -16,8 +16,8 @@ template SAM uploaded to S3, a stack's template) without a call over the wire. W
 - ``GET /heed-emulator/report?stack=NAME``: for a stack, each resource of its translated template
   whose condition holds, and those the emulator could not create, with why (JSON).
 
-Run as a program (``python aws_emulator.py PORT``) it serves until killed; ``running_emulator``
-starts one on a free port and stops it (the fixtures in the tests)."""
+Run as a program (``python -m tests.support.aws_emulator PORT`` in the checkout) it serves until
+killed; ``running_emulator`` starts one on a free port and stops it (the fixtures in the tests)."""
 from __future__ import annotations
 
 import io
@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 
+from tests.support.moto_gaps import ACCOUNT  # moto's default account: dummy credentials map to it
+
 ROOT = Path(__file__).resolve().parents[2]
-ACCOUNT = "123456789012"  # moto's default account: dummy credentials map to it
 SAM_TRANSFORM = "AWS::Serverless-2016-10-31"
 _REGION_IN_SCOPE = re.compile(r"Credential=[^/]+/\d{8}/([a-z0-9-]+)/")
 _TEMPLATE_ACTIONS = ("CreateChangeSet", "CreateStack", "UpdateStack")
@@ -114,8 +115,8 @@ def running_emulator(log: Path, env: Mapping[str, str] | None = None) -> Iterato
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     environment.update(env or {})
     with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, str(Path(__file__)), str(port)], cwd=ROOT, env=environment,
-                                   stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen([sys.executable, "-m", "tests.support.aws_emulator", str(port)], cwd=ROOT,
+                                   env=environment, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -294,5 +295,4 @@ def serve(port: int) -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     serve(int(sys.argv[1]))
