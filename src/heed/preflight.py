@@ -55,9 +55,10 @@ class Account:
         from botocore.exceptions import BotoCoreError, ClientError
 
         quotas = self.client("service-quotas")
-        for read in (quotas.get_service_quota, quotas.get_aws_default_service_quota):
+        for read, source in ((quotas.get_service_quota, "Service Quotas"),
+                             (quotas.get_aws_default_service_quota, "Service Quotas' AWS default")):
             try:
-                return float(read(ServiceCode=service, QuotaCode=code)["Quota"]["Value"]), "Service Quotas"
+                return float(read(ServiceCode=service, QuotaCode=code)["Quota"]["Value"]), source
             except (ClientError, BotoCoreError):
                 continue
         return default, "AWS's default; Service Quotas did not answer"

@@ -94,11 +94,10 @@ def _deploy_every_mode(account: Account) -> Account:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project copy with its README (the template's Metadata makes `sam deploy` upload it), built once."""
+    """A project copy, built once."""
     if not sam().is_file():
         pytest.skip("no SAM CLI in .venv-tools (make tools)")
     root = project_copy(tmp_path_factory.mktemp("built") / "project")
-    shutil.copy2(ROOT / "README.md", root / "README.md")
     done = subprocess.run([str(sam()), "build", "--template-file", "template.yaml"], cwd=root, capture_output=True,
                           text=True, env={**os.environ, "SAM_CLI_TELEMETRY": "0"}, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -157,6 +156,8 @@ def test_each_bot_deploys_in_each_egress_mode_and_its_crawl_resources_answer_at_
     assert set(report["expected"]) == accounted, set(report["expected"]) ^ accounted
     assert not created & set(not_created)
     assert {why.split(": ", 1)[0] for why in not_created.values()} <= set(NOT_CREATED), not_created
+    # (WannadoBot's PTR record: the custom resource is not run, and said, not passed off as done)
+    assert ("ReverseDns" in not_created) == (bot == "wannadobot" and mode != "none")
     # AND the egress is what the mode says: a NAT leaving from the stack's own Elastic IP, or no VPC at all
     ec2 = emulator.session(REGION).client("ec2")
     if mode == "none":
@@ -171,6 +172,23 @@ def test_each_bot_deploys_in_each_egress_mode_and_its_crawl_resources_answer_at_
             assert outputs["EgressAllocationId"] in {a["AllocationId"] for n in nat for a in n["NatGatewayAddresses"]}
     # AND the crawl's resources answer at the names the stack outputs, as the handlers use them
     _crawl_resources_answer(emulator, outputs)
+
+
+@pytest.mark.slow
+def test_what_the_emulator_cannot_create_is_the_short_list_the_readme_names(
+        accounts: dict[str, Account]) -> None:
+    # GIVEN the fifteen stacks, deployed
+    # WHEN what the emulator left out of them is gathered, by type
+    left_out: dict[str, set[str]] = {}
+    for account in accounts.values():
+        for mode in MODES:
+            for lid, why in account.emulator.report(account.stack(mode))["not_created"].items():
+                if not lid.startswith("Outputs."):
+                    left_out.setdefault(why.split(": ", 1)[0], set()).add(f"{account.stack(mode)}/{lid}")
+    print("the emulator cannot create:\n" + "\n".join(f"  {kind}: {NOT_CREATED.get(kind, '?')} ({len(where)} "
+                                                     f"resources)" for kind, where in sorted(left_out.items())))
+    # THEN it is exactly moto_gaps.NOT_CREATED (the README's list): no more, and none it now creates
+    assert set(left_out) == set(NOT_CREATED), {k: sorted(v) for k, v in left_out.items()}
 
 
 def _crawl_resources_answer(emulator: Emulator, outputs: dict[str, str]) -> None:

@@ -73,7 +73,10 @@ class Emulator:
 
     def like_a_new_account(self, region: str = "eu-west-1") -> None:
         """What a new AWS account has that moto's does not: the default VPC's internet gateway (moto
-        makes the default VPC and its subnets, no gateway; AWS attaches one). Counted by the quotas."""
+        makes the default VPC and its subnets, no gateway; AWS attaches one). Counted by the quotas.
+        (The NAT instance's image, NatImageId, is AWS's public SSM parameter
+        /aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64: moto ships it for
+        every region, as AWS has it in every account, so nothing is made for it here.)"""
         ec2 = self.session(region).client("ec2")
         default = ec2.describe_vpcs(Filters=[{"Name": "is-default", "Values": ["true"]}])["Vpcs"][0]["VpcId"]
         attached = ec2.describe_internet_gateways(Filters=[{"Name": "attachment.vpc-id", "Values": [default]}])
