@@ -24,6 +24,7 @@ from heed.samconfig import deploy_env
 
 from tests.support.aws_emulator import Emulator, running_emulator
 from tests.support.project import project_copy, sam
+from tests.support.stack import without_aws
 
 REGION = "eu-west-1"
 
@@ -175,3 +176,17 @@ def test_a_healthy_account_passes_the_preflight(
         assert "CloudFront distributions per account: 0 of 200 in use" in lines
     else:
         assert "CloudFront: the stack creates no distribution" in lines
+
+
+def test_without_credentials_the_preflight_is_skipped_in_one_line(
+        project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import heed.deploy
+
+    # GIVEN a machine without AWS set up (a dry run needs no credentials)
+    without_aws(monkeypatch, tmp_path)
+    # WHEN the preflight is asked for
+    heed.deploy.preflight(REGION, None, "aubebot-preflight", load_template(project / "template.yaml"), {})
+    # THEN it says in one line on stderr that it was skipped, and refuses nothing
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", "heed deploy: preflight skipped: no AWS credentials to read the account's quotas "
+                              "with\n")
