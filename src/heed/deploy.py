@@ -8,6 +8,10 @@
    (recorded on the stack as the ``HeedForceReason`` tag).
 3. Its samconfig environment is written or updated (heed.samconfig: the parameters that come
    from the profile, ProfileSha256 among them; the operator's choices kept).
+   Then the preflight (heed.preflight): the account's quotas and usage against what the stack
+   would create (reserved concurrency, VPCs, internet gateways, Elastic IPs, CloudFront); a
+   shortfall stops the deploy before anything is created, one line each with the Service Quotas
+   request that lifts it (skipped, in one line, where a dry run has no credentials).
 4. A bot that is not built in is packaged into the profile layer (heed_core.bundle), which the
    template puts in front of every function.
 5. `sam build`, then `sam deploy` (``--dry-run``: the build, and the exact deploy command with
@@ -15,7 +19,7 @@
 
 Run where template.yaml is (the project). Exit 0 when deployed (or the dry run is ready), 1 when
 a promise is broken or SAM CLI fails, 2 for a mistake in the command, the profile or the setup
-(no SAM CLI, no region, no credentials: one line saying which)."""
+(no SAM CLI, no region, no credentials, a quota the stack would exceed: one line saying which)."""
 from __future__ import annotations
 
 import argparse
@@ -254,6 +258,31 @@ def package(project: Path, template: dict[str, Any], profile: Any, builtin: bool
     return content_hash(profile)
 
 
+# --- between steps 3 and 4: the preflight -----------------------------------------------------------
+
+def preflight(region: str, aws_profile: str | None, stack: str, template: dict[str, Any],
+              parameters: dict[str, str]) -> None:
+    """The account's quotas and usage against what the stack would create (heed.preflight): one
+    line per check on stdout; a DeployError (exit 2) with one ``heed deploy:`` line per shortfall.
+    Without credentials (a dry run may have none) it is skipped, said in one line on stderr."""
+    from heed import preflight as checks
+
+    session = _session(region, aws_profile)
+    if session.get_credentials() is None:
+        print("heed deploy: preflight skipped: no AWS credentials to read the account's quotas with",
+              file=sys.stderr)
+        return
+    findings = checks.run(session, stack, template, parameters)
+    for finding in findings:
+        if not finding.short:
+            print(f"preflight: {finding.line}")
+    short = [f"preflight: {f.line}" for f in findings if f.short]
+    for line in short[:-1]:
+        print(f"heed deploy: {line}", file=sys.stderr)
+    if short:
+        raise DeployError(short[-1])
+
+
 # --- the five steps ---------------------------------------------------------------------------------
 
 def deploy(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
@@ -294,6 +323,9 @@ def deploy(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
     except SamconfigError as exc:
         raise DeployError(str(exc)) from exc
     print(f"samconfig.toml: [{env.bot}] stack {choices.stack_name}, region {choices.region}")
+    overrides = re.findall(r'(\w+)=("[^"]*"|\S+)', _overrides(config, env.bot))
+    parameters = {k: v.strip('"') for k, v in overrides}
+    preflight(region, aws_profile, str(choices.stack_name), template, parameters)  # nothing created yet
     sha = package(project, template, profile, args.bot in BUILTIN_BOTS)         # step 4
     build = [sam, "build", "--template-file", "template.yaml"]                   # step 5
     print(f"$ {shlex.join(build)}", flush=True)
@@ -308,10 +340,9 @@ def deploy(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
                "--template-file", str(project / ".aws-sam" / "build" / "template.yaml"), "--region", region,
                *(["--profile", aws_profile] if aws_profile else []), "--tags", *tags,
                *(["--no-confirm-changeset"] if args.yes else [])]
-    overrides = re.findall(r'(\w+)=("[^"]*"|\S+)', _overrides(config, env.bot))
     args.outcome = {"bot": profile.name, "stack": choices.stack_name, "region": region, "profile_sha256": sha,
                     "conformance": gate, "dry_run": bool(args.dry_run), "deployed": False, "command": command,
-                    "parameters": {k: v.strip('"') for k, v in overrides}, "tags": tags}
+                    "parameters": parameters, "tags": tags}
     if args.dry_run:
         print("dry run: nothing sent. The deploy would be:")
         print(f"$ {shlex.join(command)}")

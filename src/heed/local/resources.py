@@ -67,11 +67,21 @@ _CfnLoader.add_multi_constructor("!", _construct_tag)
 def load_template(path: Path) -> dict[str, Any]:
     """template.yaml as plain data; `!Ref X` reads as {"Ref": "X"}, `!Sub s` as {"Fn::Sub": s}."""
     try:
-        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_CfnLoader)  # noqa: S506 - safe subclass
-    except (OSError, yaml.YAMLError) as exc:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
         raise TemplateError(f"{path}: cannot load ({type(exc).__name__})") from exc
+    return parse_template(text, str(path))
+
+
+def parse_template(text: str, where: str = "template") -> dict[str, Any]:
+    """A template's text (YAML with CloudFormation's short tags, or JSON) as plain data, as
+    ``load_template`` reads a file."""
+    try:
+        data = yaml.load(text, Loader=_CfnLoader)  # noqa: S506 - safe subclass
+    except yaml.YAMLError as exc:
+        raise TemplateError(f"{where}: cannot load ({type(exc).__name__})") from exc
     if not isinstance(data, dict) or not isinstance(data.get("Resources"), dict):
-        raise TemplateError(f"{path}: no Resources mapping")
+        raise TemplateError(f"{where}: no Resources mapping")
     return data
 
 
