@@ -23,8 +23,8 @@ DEV_LOCK   := requirements/dev.lock
 TOOLS_LOCK := requirements/tools.lock
 LOCKS      := $(CORE_LOCK) $(AWS_LOCK) $(DEV_LOCK) $(TOOLS_LOCK)
 UV         ?= $(VENV)/bin/uv
-# uv pip sync makes a venv exactly its lock (what it does not name is removed), --require-hashes
-# checks every file, and it takes seconds where pip install -r takes most of a minute.
+# uv pip sync makes a venv exactly its lock (what it does not name is removed) and --require-hashes
+# checks every file it fetches; after a moved lock it changes only what moved, in seconds.
 UV_SYNC    := $(UV) pip sync --quiet --require-hashes --only-binary :all: --compile-bytecode
 
 # uv comes first, with the venv's own pip, from its lines in the lock (hash-checked too), then the
