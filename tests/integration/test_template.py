@@ -89,7 +89,7 @@ def test_layers_hold_the_packages_and_build_for_the_runtime(template: dict[str, 
         resource = template["Resources"][layer]
         content = ROOT / resource["Properties"]["ContentUri"]
         assert (content / package / "__init__.py").is_file()
-        assert (content / "requirements.txt").is_file()
+        assert (content / "requirements.txt").is_file() and (content / "requirements.lock").is_file()
         assert resource["Properties"]["CompatibleRuntimes"] == [runtime]
         assert resource["Properties"]["CompatibleArchitectures"] == ["arm64"]
         # THEN the layer's own Makefile builds it: aarch64 wheels for CPython 3.13, bytecode precompiled
@@ -99,23 +99,22 @@ def test_layers_hold_the_packages_and_build_for_the_runtime(template: dict[str, 
         assert "ARCH      ?= aarch64" in makefile and "--only-binary=:all:" in makefile
         assert "PLATFORMS := manylinux_2_28_$(ARCH) manylinux2014_$(ARCH)" in makefile
         assert f"--python-version {runtime[len('python'):]}" in makefile.replace("$(PY_VER)", runtime[6:])
-        assert "-r \"$(HERE)requirements.txt\"" in makefile and "--no-compile" in makefile
+        assert "--require-hashes --no-deps" in makefile and "--no-compile" in makefile
+        assert "-r \"$(HERE)requirements.lock\"" in makefile
         assert "-m compileall" in makefile and "--invalidation-mode unchecked-hash" in makefile
 
 
 def test_layer_pins_are_the_tested_versions() -> None:
-    # What the suite ran against is what is deployed: every pin equals the venv's version.
+    # What the suite ran against is what is deployed: every package a layer's lock installs (the
+    # ones it pulls in too) is at the venv's version. tests/unit/test_locks.py checks the locks.
     pins = 0
-    for req in ("layers/core/requirements.txt", "layers/aws/requirements.txt"):
-        for line in (ROOT / req).read_text(encoding="utf-8").splitlines():
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            match = re.fullmatch(r"([A-Za-z0-9_.-]+)(\[[^\]]*\])?==([^\s;]+)", line)
-            assert match, f"{req}: {line!r} is not pinned with =="
-            assert version(match.group(1)) == match.group(3), line
-            pins += 1
-    assert pins >= 7
+    for lock in ("layers/core/requirements.lock", "layers/aws/requirements.lock"):
+        for line in (ROOT / lock).read_text(encoding="utf-8").splitlines():
+            match = re.match(r"([A-Za-z0-9_.-]+)==([^\s;\\]+)", line)
+            if match:
+                assert version(match.group(1)) == match.group(2), f"{lock}: {line}"
+                pins += 1
+    assert pins >= 25
 
 
 def test_fetcher_reports_batch_item_failures(template: dict[str, Any]) -> None:

@@ -4,7 +4,8 @@ The local runtime reads template.yaml and functions/<name>/app.py, which live at
 checkout; setup.py copies them into the wheel (heed/_stack). Here the project is copied as a
 fresh checkout would be, built the way a release is (`python -m build`: an sdist, then the
 wheel from the sdist), installed with pip into a new venv (dependencies from the package
-index), and run from a folder outside any checkout. `make wheel-check` runs this file alone.
+index, at the versions of the venv's lock: a release out since does not change the test), and run
+from a folder outside any checkout. `make wheel-check` runs this file alone.
 """
 from __future__ import annotations
 
@@ -34,6 +35,15 @@ def _run(args: list[str | Path], *, cwd: Path, timeout: float, env: dict[str, st
     return proc
 
 
+def _locked_versions(path: Path) -> Path:
+    """requirements/dev.lock as pip constraints: its pins without their hashes (a hash in a
+    constraint would switch pip to hash-checking the wheel built here too)."""
+    pins = [line.removesuffix("\\").strip() for line in (ROOT / "requirements" / "dev.lock").read_text(
+        encoding="utf-8").splitlines() if line[:1].isalnum()]
+    path.write_text("\n".join(pins) + "\n", encoding="utf-8")
+    return path
+
+
 def _outside_env() -> dict[str, str]:
     """The environment of a user's shell: nothing pointing into this checkout."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
@@ -47,12 +57,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("wheel")
     source = base / "heed-src"
     shutil.copytree(ROOT, source, ignore=_NOT_IN_A_CLONE)
-    _run([sys.executable, "-m", "build", "--outdir", base / "dist", source], cwd=base, timeout=600)
+    constraints = _locked_versions(base / "constraints.txt")
+    # build's isolated environment takes the lock's setuptools and wheel too (PIP_CONSTRAINT)
+    _run([sys.executable, "-m", "build", "--outdir", base / "dist", source], cwd=base, timeout=600,
+         env={**os.environ, "PIP_CONSTRAINT": str(constraints)})
     [wheel] = sorted((base / "dist").glob("heed-*.whl"))
     _run([sys.executable, "-m", "venv", base / "venv"], cwd=base, timeout=300)
     bin_dir = base / "venv" / "bin"
-    _run([bin_dir / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheel],
-         cwd=base, timeout=1800, env=_outside_env())
+    _run([bin_dir / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-c", constraints,
+          wheel], cwd=base, timeout=1800, env=_outside_env())
     return bin_dir
 
 
