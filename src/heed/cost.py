@@ -68,9 +68,10 @@ class Estimate:
                 "notes": self.notes}
 
 
-def _alarm_metrics(template: Mapping[str, Any], egress: str) -> int:
+def _alarm_metrics(template: Mapping[str, Any], egress: str, webhook: bool = False) -> int:
     """Metrics the stack's alarms read (CloudWatch bills an alarm per metric it reads)."""
-    conditions = {"UseNatGateway": egress == "nat-gateway", "UseNatInstance": egress == "nat-instance"}
+    conditions = {"UseNatGateway": egress == "nat-gateway", "UseNatInstance": egress == "nat-instance",
+                  "HasResultsWebhook": webhook}
     n = 0
     for res in template["Resources"].values():
         if res["Type"] != "AWS::CloudWatch::Alarm" or not conditions.get(res.get("Condition", ""), True):
@@ -81,7 +82,7 @@ def _alarm_metrics(template: Mapping[str, Any], egress: str) -> int:
 
 
 def estimate(profile: Any, pages: int, egress: str, prices: Mapping[str, Any], inputs: Mapping[str, Any],
-             template: Mapping[str, Any]) -> Estimate:
+             template: Mapping[str, Any], *, webhook: bool = False) -> Estimate:
     """The month's bill for ``pages`` pages of ``profile``'s bot (pure: every number comes in)."""
     from heed_aws.journal import METRICS
 
@@ -101,7 +102,7 @@ def estimate(profile: Any, pages: int, egress: str, prices: Mapping[str, Any], i
         add("NAT gateway", f"{hours:.0f} h", hours * p["nat_gateway_hour"], fixed=True)
     if egress != "none":
         add("public IPv4 address (the Elastic IP)", f"{hours:.0f} h", hours * p["public_ipv4_hour"], fixed=True)
-    alarm_metrics = _alarm_metrics(template, egress)
+    alarm_metrics = _alarm_metrics(template, egress, webhook)
     add("alarms", f"{alarm_metrics} metrics", alarm_metrics * p["cloudwatch_alarm_metric_month"], fixed=True)
     add("dashboard", "1", p["cloudwatch_dashboard_month"], fixed=True)
     add("custom metrics", f"{len(METRICS)}", len(METRICS) * p["cloudwatch_metric_month"], fixed=True)
@@ -116,6 +117,10 @@ def estimate(profile: Any, pages: int, egress: str, prices: Mapping[str, Any], i
     add("scheduler logs", f"{tick_log_gb:.3f} GB", tick_log_gb * p["cloudwatch_logs_gb"], fixed=True)
     add("SQS: Lambda's idle long polls", f"{a['event_source_polls_per_month']:,}",
         a["event_source_polls_per_month"] * p["sqs_fifo_request"], fixed=True)
+    if webhook:
+        add("webhook: its secret (Secrets Manager)", "1", p["secrets_manager_secret_month"], fixed=True)
+        add("webhook: the deliverer's idle long polls", f"{a['event_source_polls_per_month']:,}",
+            a["event_source_polls_per_month"] * p["sqs_fifo_request"], fixed=True)
 
     # --- per page: the bench's measured units, at a real site's latency ---------------------------
     in_flight = profile.politeness.max_in_flight
@@ -139,6 +144,19 @@ def estimate(profile: Any, pages: int, egress: str, prices: Mapping[str, Any], i
     add("CloudWatch Logs (fetcher)", f"{log_gb:.3f} GB", log_gb * p["cloudwatch_logs_gb"], fixed=False)
     traces = invocations * a["xray_sampling_rate"]
     add("X-Ray", f"{traces:,.0f} traces", traces * p["xray_trace"], fixed=False)
+    # --- the results: kept on the stack (the archive, the results log group), and the webhook ------
+    results = pages * page["events"]
+    kept_gb = results * a["result_bytes"] / 1e9
+    add("results: archive and results log group", f"{results:,.0f} results, {kept_gb:.3f} GB",
+        kept_gb * (p["eventbridge_archive_gb"] + p["cloudwatch_logs_gb"]), fixed=False)
+    delivery_calls = delivery_gb_s = delivery_sqs = 0.0
+    if webhook:
+        delivery_calls = results / max(1, a["results_per_delivery_invocation"])
+        delivery_gb_s = delivery_calls * a["webhook_latency_s"] * a["deliverer_memory_mb"] / 1024
+        delivery_sqs = results * 3  # the rule's send, the poller's receive and delete
+        add("webhook: deliverer (Lambda) and its queue", f"{delivery_calls:,.0f} calls, {delivery_sqs:,.0f} SQS "
+            "requests", delivery_calls * p["lambda_request"] + delivery_gb_s * p["lambda_arm64_gb_s"]
+            + delivery_sqs * p["sqs_fifo_request"], fixed=False)
     if egress == "nat-gateway":
         nat_gb = pages * a["page_bytes"] / 1e9
         add("NAT gateway data", f"{nat_gb:.1f} GB", nat_gb * p["nat_gateway_gb"], fixed=False)
@@ -149,10 +167,11 @@ def estimate(profile: Any, pages: int, egress: str, prices: Mapping[str, Any], i
         min(len(METRICS), free["cloudwatch_metrics"]) * p["cloudwatch_metric_month"]
         + min(alarm_metrics, free["cloudwatch_alarm_metrics"]) * p["cloudwatch_alarm_metric_month"]
         + min(1, free["cloudwatch_dashboards"]) * p["cloudwatch_dashboard_month"]
-        + min(log_gb + tick_log_gb, free["cloudwatch_logs_gb"]) * p["cloudwatch_logs_gb"]
-        + min(invocations + ticks, free["lambda_requests"]) * p["lambda_request"]
-        + min(gb_s + tick_gb_s, free["lambda_gb_s"]) * p["lambda_arm64_gb_s"]
-        + min(sqs + a["event_source_polls_per_month"], free["sqs_requests"]) * p["sqs_fifo_request"]
+        + min(log_gb + tick_log_gb + kept_gb, free["cloudwatch_logs_gb"]) * p["cloudwatch_logs_gb"]
+        + min(invocations + ticks + delivery_calls, free["lambda_requests"]) * p["lambda_request"]
+        + min(gb_s + tick_gb_s + delivery_gb_s, free["lambda_gb_s"]) * p["lambda_arm64_gb_s"]
+        + min(sqs + a["event_source_polls_per_month"] * (2 if webhook else 1) + delivery_sqs,
+              free["sqs_requests"]) * p["sqs_fifo_request"]
         + min(traces + ticks * a["xray_sampling_rate"], free["xray_traces"]) * p["xray_trace"])
     est.notes = [
         f"prices: {prices['region']}, {prices['as_of']} (heed/data/{PRICES.name})",
@@ -198,7 +217,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
     except (OSError, ValueError, TemplateError) as exc:
         raise ConfigError(f"cannot read the cost inputs ({exc}); make them with: bench/run --size 200x10 "
                           f"--side heed --cost-inputs {path}") from exc
-    est = estimate(profile, args.pages_per_month, args.egress, prices, inputs, template)
+    est = estimate(profile, args.pages_per_month, args.egress, prices, inputs, template, webhook=args.webhook)
     print(json.dumps(est.to_json(), indent=2) if args.json else render(est))
     return 0
 
@@ -220,5 +239,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--bot", required=True, metavar="NAME|FILE", help="a built-in bot name or a profile file")
     p.add_argument("--pages-per-month", required=True, type=_pages, metavar="N")
     p.add_argument("--egress", choices=EGRESS_MODES, default="nat-instance", help="the stack's EgressMode")
+    p.add_argument("--webhook", action="store_true",
+                   help="the stack posts its results to a webhook (ResultsWebhookUrl): its deliverer, queue and secret")
     p.add_argument("--json", action="store_true", help="one JSON document instead of the table")
     p.set_defaults(func=cmd_cost)

@@ -64,6 +64,7 @@ def register(subparsers: Any) -> None:
     c.set_defaults(func=cmd_consumers)
     s = sub.add_parser("schema", help="the JSON Schema of each result type (or of TYPE)")
     s.add_argument("kind", nargs="?", metavar="TYPE", help="item.found, article.read, ... (default: every one)")
+    s.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="JSON (what it prints anyway)")
     s.set_defaults(func=cmd_schema)
     d = sub.add_parser("dead", help="the webhook's deliveries given up; --redrive puts them back")
     d.add_argument("--state", metavar="DIR", default=argparse.SUPPRESS, help="the state directory")

@@ -125,7 +125,8 @@ def test_bus_exists(stack: StackResources, session: boto3.session.Session) -> No
 
 def test_a_template_without_the_work_event_is_a_clear_error(tmp_path: Path, session: boto3.session.Session) -> None:
     broken = tmp_path / "template.yaml"
-    broken.write_text("Resources:\n  T:\n    Type: AWS::DynamoDB::Table\n    Properties:\n"
+    broken.write_text("Globals:\n  Function:\n    Environment:\n      Variables:\n        HEED_QUEUE_URL: !Ref Q\n"
+                      "Resources:\n  T:\n    Type: AWS::DynamoDB::Table\n    Properties:\n"
                       "      TableName: !Sub '${AWS::StackName}-t'\n", encoding="utf-8")
     with pytest.raises(TemplateError, match="SQS event source"):
         create_stack_resources(template_path=broken, bot="aubebot", prefix="p", session=session, region=REGION)

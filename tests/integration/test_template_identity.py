@@ -53,7 +53,15 @@ def test_the_fetcher_reads_only_the_named_key(template: dict[str, Any], conditio
 
 def test_no_other_function_or_statement_touches_secrets(template: dict[str, Any]) -> None:
     guarded = _conditional(template, "SignsWithSecretsManager") + _conditional(template, "SignsWithSsm")
+    # The webhook's deliverer reads its one signing secret, the ARN the stack names, and nothing else.
+    (deliverer,) = [st for p in template["Resources"]["DelivererFunction"]["Properties"]["Policies"]
+                    for st in p["Statement"] if "secretsmanager:GetSecretValue" in json.dumps(st)]
+    assert deliverer == {"Effect": "Allow", "Action": "secretsmanager:GetSecretValue",
+                         "Resource": {"Ref": "ResultsWebhookSecretArn"}}
+    assert template["Resources"]["DelivererFunction"]["Condition"] == "HasResultsWebhook"
     for logical_id, resource in template["Resources"].items():
+        if logical_id == "DelivererFunction":
+            continue
         policies = resource.get("Properties", {}).get("Policies", [])
         rest = [p for p in policies if not (isinstance(p, dict) and "Fn::If" in p and p["Fn::If"][1] in guarded)]
         text = json.dumps(rest)
