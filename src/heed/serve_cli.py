@@ -5,6 +5,7 @@ run stopped by SIGTERM or SIGINT exits 0 once its requests in flight are committ
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -72,6 +73,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--settings", metavar="FILE",
                    help="this installation's own settings (YAML: webhook.url, webhook.secret_file), never "
                         "published with the profile; the flags win over it")
+    p.add_argument("--keep-requests", metavar="DURATION",
+                   help="how long the request and skip log is kept (default 400d: a site owner's log line a year "
+                        "old still has its answer; 12h, 30m, 90s work too); pruned while it serves")
     p.add_argument("--sync", choices=["full", "normal"], default="full",
                    help="full (default): every commit on disk before it returns, a power cut loses nothing "
                         "committed; normal: a commit survives the process (SIGKILL, a crash) but a power cut may "
@@ -119,6 +123,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     profile = load_profile(args.bot)
     sources = load_source_file(Path(args.sources), profile) if args.sources else None
     settings = load_settings(args.settings)
+    from heed_embedded.retention import Retention, parse_duration
+
+    keep = Retention.from_settings(settings.retention, "--settings: retention")
+    if args.keep_requests is not None:
+        keep = dataclasses.replace(keep, requests_s=parse_duration(args.keep_requests, "--keep-requests"))
     webhook = webhook_endpoint(args.webhook or settings.webhook_url,
                                args.webhook_secret_file or settings.webhook_secret_file)
     if webhook is not None:
@@ -136,7 +145,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             opts = ServeOptions(once=args.once, workers=args.workers, threads=max(1, args.threads),
                                 patience_s=patience, allow_private=args.allow_private, quiet=args.quiet,
                                 grace_s=args.grace, synchronous=args.sync.upper())
-            summary = serve(profile, state, opts, webhook=webhook)
+            summary = serve(profile, state, opts, webhook=webhook, retention=keep)
             if summary.get("cut"):
                 # Turns past the grace: their tokens come back at the next start. Out now, the
                 # database left open under them (closed, their thread would print a traceback).

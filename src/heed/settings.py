@@ -6,6 +6,11 @@ to ``heed serve --settings FILE``; the command line's flags win over it.
 webhook:
   url: https://app.example.org/heed        # https, or http to a receiver on this machine
   secret_file: /etc/heed/webhook-secret    # one line: whsec_ and base64 (Standard Webhooks)
+retention:                                 # how long the state keeps what grows (heed_embedded.retention)
+  requests: 400d                           # the request and skip log (heed serve --keep-requests)
+  events: 400d
+  dead_letters: 14d
+  text_versions: 30d
 ```
 
 Every mistake is one line naming the key (``SettingsError``, exit 2); the secret itself is never
@@ -13,7 +18,7 @@ repeated in one."""
 from __future__ import annotations
 
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,7 +30,7 @@ from heed_core.webhook import Endpoint, WebhookError, check_url, parse_secret
 
 __all__ = ["Settings", "SettingsError", "load_settings", "reachable", "webhook_endpoint"]
 
-_KEYS = {"webhook": {"url", "secret_file"}}
+_KEYS = {"webhook": {"url", "secret_file"}, "retention": {"requests", "events", "dead_letters", "text_versions"}}
 
 
 class SettingsError(ConfigError):
@@ -36,6 +41,7 @@ class SettingsError(ConfigError):
 class Settings:
     webhook_url: str | None = None
     webhook_secret_file: str | None = None
+    retention: dict[str, str] = field(default_factory=dict)
 
 
 def load_settings(path: str | None) -> Settings:
@@ -70,7 +76,8 @@ def load_settings(path: str | None) -> Settings:
     secret = hook.get("secret_file")
     if secret is not None and not Path(secret).is_absolute():
         secret = str(Path(path).resolve().parent / secret)  # relative to the settings file
-    return Settings(webhook_url=hook.get("url"), webhook_secret_file=secret)
+    keep = {k: str(v) for k, v in (data.get("retention") or {}).items()}
+    return Settings(webhook_url=hook.get("url"), webhook_secret_file=secret, retention=keep)
 
 
 def webhook_endpoint(url: str | None, secret_file: str | None, *, url_flag: str = "--webhook",

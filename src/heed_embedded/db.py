@@ -25,9 +25,10 @@ from heed_core.errors import HeedError, ServiceFault, TransientError
 
 __all__ = ["SCHEMA_VERSION", "Database", "translate"]
 
-SCHEMA_VERSION = 4  # 2: the attempts table (a request in flight, marked before it is made); 3: the queue's
+SCHEMA_VERSION = 5  # 2: the attempts table (a request in flight, marked before it is made); 3: the queue's
 # chain column (what a deferred host's known work still takes: due tokens are handed out longest first);
-# 4: the results' doors (consumers' positions, the webhook's deliveries and dead letters, events by id)
+# 4: the results' doors (consumers' positions, the webhook's deliveries and dead letters, events by id);
+# 5: the request and skip log as tables (by host and time, by URL), free pages returned (incremental vacuum)
 
 # Keys: a host is an authority (scheme://host:port), as in DynamoDB's H#<authority>; every record
 # that DynamoDB keeps as an item of its own is a row here, so the store's semantics stay key for key.
@@ -67,6 +68,14 @@ CREATE TABLE IF NOT EXISTS deliveries (seq INTEGER PRIMARY KEY, grp TEXT NOT NUL
 CREATE INDEX IF NOT EXISTS deliveries_group ON deliveries (grp, seq);
 CREATE TABLE IF NOT EXISTS delivery_dead (seq INTEGER PRIMARY KEY, attempts INTEGER NOT NULL, dead_at REAL NOT NULL,
   why TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS requests (id INTEGER PRIMARY KEY AUTOINCREMENT, host TEXT NOT NULL, t REAL NOT NULL,
+  wall REAL NOT NULL, url TEXT NOT NULL, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS requests_host ON requests (host, t);
+CREATE INDEX IF NOT EXISTS requests_url ON requests (url);
+CREATE TABLE IF NOT EXISTS skips (id INTEGER PRIMARY KEY AUTOINCREMENT, host TEXT NOT NULL, t REAL NOT NULL,
+  wall REAL NOT NULL, url TEXT NOT NULL, reason TEXT NOT NULL, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS skips_host ON skips (host, t);
+CREATE INDEX IF NOT EXISTS skips_url ON skips (url);
 CREATE TABLE IF NOT EXISTS queue (
   id INTEGER PRIMARY KEY AUTOINCREMENT, grp TEXT NOT NULL, dedup TEXT NOT NULL, body TEXT NOT NULL,
   sent REAL NOT NULL, visible REAL NOT NULL, receives INTEGER NOT NULL DEFAULT 0, head INTEGER NOT NULL,
@@ -208,6 +217,11 @@ class Database:
             try:
                 c = sqlite3.connect(str(self.path), timeout=self.busy_timeout_s, isolation_level=None,
                                     check_same_thread=False)
+                # A new database: pages that retention frees go back to the file system (PRAGMA
+                # incremental_vacuum after each prune), which only a database made so can do
+                # without a VACUUM; set before anything is written, WAL's first page included.
+                # (On a database with tables already this changes nothing.)
+                c.execute("PRAGMA auto_vacuum=INCREMENTAL")
                 c.execute("PRAGMA journal_mode=WAL")
                 # Commits never wait for the disk under the write lock: a durable one waits after
                 # it, in ``_GroupSync`` (``synchronous=FULL``'s one wait, shared by the commits

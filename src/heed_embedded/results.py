@@ -1,21 +1,15 @@
-"""The bot's product and its journal on one machine: events in a table (exported as JSONL), page
-texts kept as versions, and every request and skip in append-only JSONL logs.
+"""The bot's product on one machine: events in a table (exported as JSONL) and page texts kept as
+versions (the request and skip log is ``heed_embedded.journal``'s).
 
 ``SqliteResults`` implements ``heed_core.store.Results``: an event is a row of ``events`` (its
 ``seq`` is the order it was put in), written in the drain's transaction with the drain mark that
 says it left, so an event is there exactly once; a text is a row of ``texts`` (its version id is
 the row's). ``export_events`` appends the envelopes of the events not yet exported to a JSONL
 file, from a position kept in the database (the file is an export, not the record).
-
-``FileJournal`` implements ``heed_core.store.Journal``: one JSON line per record, written with one
-``write`` on a file opened for appending (processes side by side never interleave a line; a line
-written is the kernel's, so a SIGKILL loses none), each record with the wall-clock time it was
-written (``wall``) and, when the crawl's clock is a simulated one, ``clock: "simulated"``."""
+"""
 from __future__ import annotations
 
 import json
-import os
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,7 +19,7 @@ from heed_core.urls import BadUrl, authority
 
 from heed_embedded.db import Database
 
-__all__ = ["FileJournal", "SqliteResults", "events_since", "export_events"]
+__all__ = ["SqliteResults", "events_since", "export_events"]
 
 
 def _host(url: Any) -> str:
@@ -131,71 +125,3 @@ def export_events(db: Database, path: Path) -> int:
             f.flush()
         advance(db, EXPORT, upto)
         start, written = upto, written + len(rows)
-
-
-class FileJournal:
-    """Implements ``heed_core.store.Journal``: requests and skips appended to ``requests`` and
-    ``skips`` (JSONL files), each record with its host and the wall time (``wall``); with
-    ``simulated`` every record says ``clock: "simulated"`` (its times are the crawl's clock, not
-    the one a site owner's log shows). ``tap`` sees each record after it is written (counts,
-    the log lines of ``heed serve``)."""
-
-    def __init__(self, requests: Path, skips: Path, *, simulated: bool = False,
-                 tap: Callable[[str, dict[str, Any]], None] | None = None) -> None:
-        self.paths = {"request": requests, "skip": skips}
-        self.simulated = simulated
-        self.tap = tap
-        self._fds: dict[str, int] = {}
-        self._lock = threading.Lock()
-        self.written = 0  # bytes since the last sync
-
-    def _fd(self, what: str) -> int:
-        fd = self._fds.get(what)
-        if fd is None:
-            with self._lock:
-                fd = self._fds.get(what)
-                if fd is None:
-                    path = self.paths[what]
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                    self._fds[what] = fd
-        return fd
-
-    def _write(self, what: str, record: dict[str, Any]) -> None:
-        record = {**record, "host": _host(record.get("url"))}
-        record["wall"] = round(time.time(), 3)
-        if self.simulated:
-            record["clock"] = "simulated"
-        line = (json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":")) + "\n").encode("utf-8")
-        try:
-            os.write(self._fd(what), line)  # one write per line, O_APPEND: never interleaved
-            self.written += len(line)
-        except OSError:
-            pass  # "never raises for load": a full disk shows in the database's writes, which do raise
-        if self.tap is not None:
-            self.tap(what, record)
-
-    def request(self, record: dict[str, Any]) -> None:
-        self._write("request", record)
-
-    def skip(self, record: dict[str, Any]) -> None:
-        self._write("skip", record)
-
-    def sync(self) -> None:
-        """What was appended, on disk (a power cut then loses none of it)."""
-        if self.written:
-            self.written = 0
-            for fd in list(self._fds.values()):
-                try:
-                    os.fdatasync(fd)
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        with self._lock:
-            for fd in self._fds.values():
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-            self._fds = {}

@@ -30,13 +30,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from heed_core.adapters.webhook_post import WebhookPoster
+from heed_core.errors import HeedError
 from heed_core.ports import SystemClock
 from heed_core.profile import Profile, load_profile_data
 from heed_core.webhook import Endpoint
 
 from heed_embedded.db import Database
 from heed_embedded.engine import Engine, key_file_signer
-from heed_embedded.results import FileJournal, export_events
+from heed_embedded.journal import SqliteJournal
+from heed_embedded.results import export_events
+from heed_embedded.retention import Retention, ensure_incremental, prune
 from heed_embedded.scheduler import META_KEY, next_firing
 from heed_embedded.state import DATABASE, EmbeddedState
 from heed_embedded.webhooks import Deliverer, stopped
@@ -91,7 +94,7 @@ class JsonLog:
 
 
 _TROUBLE = frozenset({"transient", "failure", "service_fault", "drain", "batch_failed", "worker_died", "times_ahead",
-                      "recovered", "webhook_retry", "webhook_dead", "webhook_gone", "webhook_trouble"})
+                      "recovered", "webhook_retry", "webhook_dead", "webhook_gone", "webhook_trouble", "prune_failed"})
 
 
 class _Tally:
@@ -110,16 +113,17 @@ class _Tally:
         return {k: int(self.array[i]) for i, k in enumerate(_STATS)}
 
 
-def _journal(state_path: Path, log: JsonLog, tally: _Tally) -> FileJournal:
+def _journal(db: Database, log: JsonLog, tally: _Tally) -> SqliteJournal:
+    """The request and skip log: a row each, in the transaction of the turn that made it."""
     def tap(what: str, record: dict[str, Any]) -> None:
         tally.add("requests" if what == "request" else "skips")
         log(what, record)
-    return FileJournal(state_path / "requests.jsonl", state_path / "skips.jsonl", tap=tap)
+    return SqliteJournal(db, tap=tap)
 
 
 def _engine(profile: Profile, db: Database, state_path: Path, opts: ServeOptions, session: str, log: JsonLog,
-            tally: _Tally) -> tuple[Engine, FileJournal]:
-    journal = _journal(state_path, log, tally)
+            tally: _Tally) -> tuple[Engine, SqliteJournal]:
+    journal = _journal(db, log, tally)
     engine = Engine(profile, db, SystemClock(), journal, session=session, threads=opts.threads, batch=opts.batch,
                     allow_private=opts.allow_private, signer=key_file_signer(profile), log=log)
     original = engine.count
@@ -169,7 +173,7 @@ def _worker(spec: dict[str, Any], array: Any, stop: Any) -> None:
         db.close()
 
 
-def _sync_loop(journal: FileJournal, stop: Any) -> None:
+def _sync_loop(journal: SqliteJournal, stop: Any) -> None:
     while not stop.wait(1.0):
         journal.sync()
 
@@ -223,7 +227,7 @@ def _columns() -> int:
 
 def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr: TextIO | None = None,
           stop: threading.Event | None = None, on_ready: Callable[[], None] | None = None,
-          webhook: Endpoint | None = None) -> dict[str, Any]:
+          webhook: Endpoint | None = None, retention: Retention | None = None) -> dict[str, Any]:
     """Serve ``state`` with ``profile`` until SIGTERM/SIGINT (or ``stop``), or, with
     ``opts.once``, until one round is done; with ``webhook``, every result is posted there too
     (``heed_embedded.webhooks``: a thread of this process). The caller holds
@@ -279,8 +283,16 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
     # The workers start now: the tokens of a dead process are back and their hosts safe.
     for _ in range(workers - 1):
         spawn()
+    retention = retention or Retention()
+    state.set("retention", retention.shown())  # what heed state info shows as in force
+    if ensure_incremental(state.db):
+        log("vacuumed", {"detail": "the database was rewritten once, so pages freed by retention go back to the "
+                                   "file system from now on (incremental auto-vacuum)"})
     engine.store.prune(started)
     engine.queue.prune(started)
+    pruned = prune(state.db, started, retention)
+    if any(pruned.values()):
+        log("pruned", {k: v for k, v in pruned.items() if v})
     state.set("profile", json.loads(json.dumps(profile.data, default=str)))
     tasks: list[str] = sorted({s.task for s in profile.schedules})
     if opts.once or engine.store.get_meta(META_KEY) is None:
@@ -355,6 +367,13 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
             if now >= next_prune:
                 engine.store.prune(now)
                 engine.queue.prune(now)
+                try:
+                    pruned = prune(state.db, now, retention)
+                except HeedError as exc:  # a busy or full disk: the next hour tries again
+                    log("prune_failed", {"error": str(exc)[:300]})
+                    pruned = {}
+                if any(pruned.values()):
+                    log("pruned", {k: v for k, v in pruned.items() if v})
                 next_prune = now + _PRUNE_S
             counts = engine.queue.counts()
             total = stats()

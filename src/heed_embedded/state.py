@@ -1,7 +1,9 @@
 """A state directory on one machine: ``heed-state.json`` (what it is), ``heed.db`` (the SQLite
-database: every table the crawl and the operator commands share), and the append-only logs
-``requests.jsonl`` (every request ever made, with wall-clock times: ``heed audit --state``),
-``skips.jsonl`` and ``events.jsonl`` (the events table, exported).
+database: every table the crawl and the operator commands share, the request and skip log among
+them: ``heed audit --state``, ``heed explain``), and ``events.jsonl`` (the events table, exported).
+A state of an older schema kept its request and skip log in ``requests.jsonl`` and ``skips.jsonl``:
+they are read into the tables the first time it is opened (once), and kept aside as
+``*.jsonl.imported``.
 
 One crawl at a time holds a directory (``serve_lock``: ``heed serve`` or ``heed local run``);
 the operator's commands never lock it (the database lets them read and write while it runs). A
@@ -36,7 +38,8 @@ DATABASE = "heed.db"
 _OLD = ("table.jsonl", "bucket.jsonl")
 _AHEAD_S = 60.0  # a clock set a little differently is no "state from the future"
 _OURS = frozenset({MANIFEST, DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", f"{DATABASE}-wlock", "serve.lock",
-                   ".migrate.lock", "requests.jsonl", "skips.jsonl", "events.jsonl", ".lock", "format-1"})
+                   ".migrate.lock", "requests.jsonl", "skips.jsonl", "events.jsonl", ".lock", "format-1",
+                   "requests.jsonl.imported", "skips.jsonl.imported"})
 
 
 class StateError(ConfigError):
@@ -66,14 +69,6 @@ class EmbeddedState:
     path: Path
     db: Database
     notes: list[str] = field(default_factory=list)  # one line each, for the user (a migration)
-
-    @property
-    def requests_log(self) -> Path:
-        return self.path / "requests.jsonl"
-
-    @property
-    def skips_log(self) -> Path:
-        return self.path / "skips.jsonl"
 
     @property
     def events_log(self) -> Path:
@@ -196,6 +191,7 @@ def open_state(path: Path, *, create: bool, synchronous: str = "FULL") -> Embedd
                                           "clock": "wall"})
         else:
             state.db.conn()  # opens (and checks) the database now: a bad one is one line here
+        _import_logs(state)
     except OSError as exc:
         state.close()
         raise StateError(f"--state: {path}: {exc.strerror or exc}") from exc
@@ -239,5 +235,31 @@ def _migrate(state: EmbeddedState, manifest: dict[str, Any]) -> None:
                 (path / name).unlink(missing_ok=True)
             state.notes.append(f"heed: migrated {path} to the embedded database ({DATABASE}: "
                                f"{sum(counts.values())} records); the old files are kept in {aside}")
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def _import_logs(state: EmbeddedState) -> None:
+    """The request and skip logs a state of an older schema kept as files, into their tables, once
+    (one transaction: a crash in the middle imports nothing, and the next open does it whole)."""
+    from heed_embedded.journal import import_logs
+
+    path = state.path
+    files = [path / "requests.jsonl", path / "skips.jsonl"]
+    if not any(f.is_file() for f in files):
+        return
+    with (path / ".migrate.lock").open("a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            if state.get("journal_imported") is not None:
+                return
+            with state.db.write("import the request log"):
+                counts = import_logs(state.db, files[0], files[1])
+                state.set("journal_imported", {"at": _iso(time.time()), **counts})
+            for f in files:
+                if f.is_file():
+                    f.rename(f.with_name(f.name + ".imported"))
+            state.notes.append(f"heed: {path}: the request and skip logs read into the database ({counts['requests']} "
+                               f"requests, {counts['skips']} skips); the files are kept as *.jsonl.imported")
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)

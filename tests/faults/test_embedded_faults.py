@@ -28,7 +28,8 @@ from heed_core.profile import Profile
 
 from heed_embedded.db import Database
 from heed_embedded.engine import Engine
-from heed_embedded.results import FileJournal, events_since
+from heed_embedded.journal import SqliteJournal
+from heed_embedded.results import events_since
 from heed_embedded.service import process_batch
 
 from tests.faults.conftest import GAP, FaultWeb, holds, profile, site_gaps
@@ -65,7 +66,7 @@ class Harness:
 
     def __post_init__(self) -> None:
         self.db = Database(self.tmp / "heed.db")
-        self.journal = FileJournal(self.tmp / "requests.jsonl", self.tmp / "skips.jsonl")
+        self.journal = SqliteJournal(self.db)
         self.engine = self._engine()
         self.lock = threading.Lock()
         self.stop = threading.Event()
@@ -133,8 +134,8 @@ class Harness:
             out += batch
 
     def skips(self) -> list[dict[str, Any]]:
-        path = self.tmp / "skips.jsonl"
-        return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+        with self.db.read("skips") as c:
+            return [json.loads(r) for (r,) in c.execute("SELECT record FROM skips ORDER BY id")]
 
 
 @pytest.fixture

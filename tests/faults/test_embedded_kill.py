@@ -17,7 +17,7 @@ import pytest
 
 from heed.demo.web import RequestRecord
 
-from tests.support.serve import FeedWeb, Serve, events, gaps, serve_profile
+from tests.support.serve import FeedWeb, Serve, events, gaps, serve_profile, state_log
 
 GAP = 0.3
 HOSTS, ARTICLES = 4, 30
@@ -61,7 +61,7 @@ def test_sigkill_at_20_random_moments_asks_no_page_thrice_loses_nothing_and_keep
         for s in served:
             s.stop_group()
     log = web.log()
-    given_up = {str(r["url"]).removeprefix("http://") for r in _jsonl(state / "skips.jsonl")
+    given_up = {str(r["url"]).removeprefix("http://") for r in state_log(state, "skips")
                 if r.get("reason") == "interrupted_twice"}
     # THEN no page was requested more than twice
     per_url = Counter(f"{r.host}{r.path}" for r in log)

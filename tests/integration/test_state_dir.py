@@ -13,6 +13,8 @@ from heed_embedded.state import open_state
 from heed.cli import main
 from heed.demo.web import RecordingServer, Route, Site
 
+from tests.support.serve import state_log
+
 
 def _gemeente(ip: str) -> RecordingServer:
     page = ("<html><head><title>{n}</title></head><body><main><h1>Subsidie {n}</h1>"
@@ -57,7 +59,7 @@ def test_wannado_07_subsidie_04_a_second_run_on_the_same_state_costs_the_site_30
     # GIVEN a first run that read robots.txt, the sitemap and both pages
     assert _run(capsys, tmp_path, bot, sources, "out1") == 0
     assert sorted(r.path for r in site.log()) == ["/robots.txt", "/sitemap.xml", "/subsidies/a/", "/subsidies/b/"]
-    assert (tmp_path / "state" / "heed.db").is_file() and (tmp_path / "state" / "requests.jsonl").is_file()
+    assert (tmp_path / "state" / "heed.db").is_file() and len(state_log(tmp_path / "state", "requests")) == 4
     site.reset_log()
     # WHEN the same sources run again on the same state
     assert _run(capsys, tmp_path, bot, sources, "out2") == 0

@@ -22,7 +22,7 @@ import yaml
 
 from heed.demo.web import Hit, RecordingServer, RequestRecord, Route, Site
 
-__all__ = ["FeedWeb", "Serve", "events", "feed_routes", "gaps", "serve_profile"]
+__all__ = ["FeedWeb", "Serve", "events", "feed_routes", "gaps", "serve_profile", "state_log"]
 
 # The embedded engine's fault suites' loopback addresses (the faults suite has 127.0.0.180-199).
 IPS = tuple(f"127.0.1.{n}" for n in range(10, 40))
@@ -172,6 +172,18 @@ def events(state: Path) -> list[dict[str, Any]]:
             if not batch:
                 return out
             out += batch
+    finally:
+        st.close()
+
+
+def state_log(state: Path, table: str) -> list[dict[str, Any]]:
+    """The request log (``requests``) or skip log (``skips``) of a state directory, in order."""
+    from heed_embedded.state import open_state
+
+    st = open_state(state, create=False)
+    try:
+        with st.db.read(table) as c:
+            return [json.loads(r) for (r,) in c.execute(f"SELECT record FROM {table} ORDER BY id")]
     finally:
         st.close()
 

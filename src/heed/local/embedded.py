@@ -5,7 +5,7 @@ Without ``--state`` the run's database is a throwaway in a temporary folder and 
 simulated (``--start``, ``--until``: wall-clock speed while work is pending, a jump to the next
 due token or round when idle), its records marked as such. With ``--state DIR`` it is the
 directory's database, on the wall clock (a simulated run is refused there: the directory keeps
-true time), and every request also goes to the directory's append-only log."""
+true time), and every request and skip also goes to the directory's request log (its tables)."""
 from __future__ import annotations
 
 import shutil
@@ -25,7 +25,8 @@ from heed_core.work import Source
 
 from heed_embedded.db import Database
 from heed_embedded.engine import Engine, key_file_signer
-from heed_embedded.results import FileJournal, events_since
+from heed_embedded.journal import SqliteJournal
+from heed_embedded.results import events_since
 from heed_embedded.state import EmbeddedState
 from heed_embedded.store import SqliteTexts
 
@@ -38,7 +39,7 @@ __all__ = ["EmbeddedRun"]
 class _Tee:
     """The run's journal: its --out files (``Output``) and, with a state directory, its log."""
 
-    def __init__(self, out: Output, also: FileJournal | None) -> None:
+    def __init__(self, out: Output, also: SqliteJournal | None) -> None:
         self.out = out
         self.also = also
 
@@ -92,7 +93,7 @@ class EmbeddedRun:
     def setup(self) -> None:
         if self.state is not None:
             db = self.state.db
-            also: FileJournal | None = FileJournal(self.state.requests_log, self.state.skips_log)
+            also: SqliteJournal | None = SqliteJournal(db)
         else:
             self._tmp = Path(tempfile.mkdtemp(prefix="heed-run-"))
             db = Database(self._tmp / "heed.db", synchronous="NORMAL")  # a throwaway: no power cut to survive
@@ -222,7 +223,7 @@ class EmbeddedRun:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
 
-    _also: FileJournal | None = None
+    _also: SqliteJournal | None = None
 
 
 def _plain(data: Any) -> Any:

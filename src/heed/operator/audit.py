@@ -1,7 +1,7 @@
 """`heed audit --host HOST`: every request the bot made to one host, for its owner ("what did your bot do here?").
 
-From a local run's requests.jsonl (``--out DIR``), from a state directory's append-only request
-log (``--state DIR``: every request ever made from it, wall-clock times), or from a deployed
+From a local run's requests.jsonl (``--out DIR``), from a state directory's request log (``--state
+DIR``: its table, read by an index on host and time; every request kept, wall-clock times), or from a deployed
 stack's fetcher log group through CloudWatch Logs Insights (``--stack NAME``). All go through the
 same filter, so a host name, ``host:port`` or a URL mean the same thing in every place. A run on a
 simulated clock is marked as such (its times beside the wall clock's).
@@ -174,25 +174,23 @@ def local_records(out: Path) -> list[dict[str, Any]]:
         raise CommandError(str(exc)) from exc
 
 
-def state_records(state: Path) -> list[dict[str, Any]]:
-    """A state directory's append-only request log: every request ever made from it."""
-    from heed_embedded.state import MANIFEST
+def state_records(state: Path, host: HostFilter, window: Window) -> list[dict[str, Any]]:
+    """A state directory's request log: the requests to ``host`` within ``window``, read by the
+    table's index on host and time (never the whole log: a year of requests answers in a moment)."""
+    from heed_embedded.journal import host_ranges, records_by_host
+    from heed_embedded.state import MANIFEST, open_state
 
     if not (state / MANIFEST).is_file():
         raise CommandError(f"--state: {state} is not a heed state directory (`heed serve --state {state}` makes one)")
-    path = state / "requests.jsonl"
-    if not path.is_file():
-        return []
-    records = []
-    with path.open(encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by a crash mid-write (the log is appended to, never rewritten)
-            if isinstance(rec, dict):
-                records.append(rec)
-    return records
+    st = open_state(state, create=False)
+    try:
+        for note in st.notes:
+            print(note, file=sys.stderr)
+        # The table's time is a request's start, as the window reads it (``Window.holds``).
+        return list(records_by_host(st.db, "requests", host_ranges(host.name, host.port),
+                                    since=window.since, until=window.until))
+    finally:
+        st.close()
 
 
 def insights_query(host: HostFilter) -> str:
@@ -259,7 +257,7 @@ def register(subparsers: Any) -> None:
         "audit", help="every request the bot made to one host (time, method, path, status, purpose, bytes, source)",
         description="Every request the bot made to one host, with its time, method, path, status, purpose, "
                     "bytes and the source that caused it: from a local run's requests.jsonl (--out), from a state "
-                    "directory's append-only request log (--state: every request ever made from it), or from "
+                    "directory's request log (--state: every request it keeps, by an index), or from "
                     "a deployed stack's fetcher logs through CloudWatch Logs Insights (--stack).")
     audit.add_argument("--host", required=True,
                        help="a host name (example.org), host:port, or a URL reduced to its host")
@@ -270,8 +268,8 @@ def register(subparsers: Any) -> None:
     where = audit.add_mutually_exclusive_group(required=True)
     where.add_argument("--out", metavar="DIR", help="a `heed local run --out` folder (its requests.jsonl)")
     where.add_argument("--state", metavar="DIR",
-                       help="a state directory (heed serve --state DIR): every request ever made from it, from its "
-                            "append-only log (wall-clock times)")
+                       help="a state directory (heed serve --state DIR): every request its log keeps (heed serve "
+                            "--keep-requests, default 400 days; wall-clock times)")
     where.add_argument("--stack", metavar="NAME",
                        help="a deployed bot's stack: its fetcher's logs, through Logs Insights")
     add_aws_arguments(audit)
@@ -302,7 +300,7 @@ def _audit(args: argparse.Namespace, aws: Aws, now: Callable[[], float], sleep: 
         if args.region or args.profile:
             raise CommandError("--region and --profile go with --stack, not --state")
         where = args.state
-        rows = select(state_records(Path(args.state)), host, Window(since, until))
+        rows = select(state_records(Path(args.state), host, Window(since, until)), host, Window(since, until))
     else:
         if not args.timeout > 0:
             raise CommandError("--timeout must be a number of seconds above 0")

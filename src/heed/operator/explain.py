@@ -186,25 +186,18 @@ def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str,
 
 
 def _history(target: Target, url: str, also: str = "") -> list[dict[str, Any]]:
-    """A state directory's records of the URL (requests, skips, results), oldest first: the
-    request and skip logs, which hold every run and every `heed serve` since it was made, and
-    the results from the events table (by an index on their URL: moving the export changes none)."""
+    """A state directory's records of the URL (requests, skips, results), oldest first: its request
+    and skip log and its results, each read by an index on the URL (moving a file changes none)."""
     if target.local is None:
         return []
     from heed_embedded.events import by_url
-
-    from heed.outputs import OutputError, read_jsonl
+    from heed_embedded.journal import records_by_url
 
     st = target.local
-    found = []
-    for kind, path in (("request", st.requests_log), ("skip", st.skips_log)):
-        try:
-            for rec in read_jsonl(path, strict=False):
-                if rec.get("url") in (url, also or url):
-                    found.append({"record": kind, **rec})
-        except OutputError:
-            continue  # a log gone unreadable: the others still tell
-    for row in by_url(st.db, [url, also or url]):
+    urls = list(dict.fromkeys([url, also or url]))
+    found = [{"record": kind, **rec} for kind, table in (("request", "requests"), ("skip", "skips"))
+             for rec in records_by_url(st.db, table, urls)]
+    for row in by_url(st.db, urls):
         found.append({"record": "item", "detail_type": row.type[len("heed."):], **row.envelope["data"],
                       "t": row.envelope.get("time")})
     return found
