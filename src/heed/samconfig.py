@@ -138,9 +138,9 @@ def oldest_message_alarm_s(profile: Profile) -> int | None:
     A token waits, hidden, for its host's next slot: the gap, a Crawl-delay up to the cap
     (Praha-X and WannadoBot honour up to a day), the round spacing with its jitter, or a retry's
     backoff. None where the template's default already covers that."""
-    pol = profile.politeness
-    longest = max(pol.min_delay_s, pol.crawl_delay_cap_s, pol.round_spacing_s + pol.round_spacing_jitter_s,
-                  profile.responses.retry_backoff_s)
+    from heed_core.politeness import longest_gap
+
+    longest = max(longest_gap(profile.politeness), profile.responses.retry_backoff_s)
     wanted = math.ceil(2 * longest)
     return wanted if wanted > OLDEST_MESSAGE_ALARM_DEFAULT_S else None
 

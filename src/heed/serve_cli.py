@@ -84,10 +84,10 @@ def register(subparsers: Any) -> None:
 
 
 def default_patience(profile: Profile) -> float:
-    """Every gap a round needs fits in it (as ``heed local run``'s)."""
-    pol = profile.politeness
-    return 5.0 + max(10.0, 2 * pol.min_delay_s, pol.round_spacing_s + pol.round_spacing_jitter_s,
-                     min(pol.crawl_delay_cap_s, 120.0))
+    """Every gap a round needs fits in it (``heed_core.politeness.patience``, as ``heed local run``'s)."""
+    from heed_core.politeness import patience
+
+    return patience(profile.politeness)
 
 
 def open_embedded(path: Path, *, create: bool, bot: str | None = None, synchronous: str = "FULL") -> Any:

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
+from heed_core import politeness
 from heed_core.adapters.http import RequestsTransport, Resolver
 from heed_core.crawl import Crawler, TurnResult
 from heed_core.drain import Pending
@@ -147,13 +148,9 @@ def recovery_hold(profile: Profile, view: HostView, now: float) -> float:
 
 
 def longest_gap(profile: Profile) -> float:
-    """The longest gap any host of ``profile`` can ask for between two requests (its delay,
-    Crawl-delay up to the cap, the round spacing), with the clock-skew margin."""
-    p = profile.politeness
-    delay = max(p.min_delay_s, p.crawl_delay_cap_s)
-    if p.round_spacing_s:
-        delay = max(delay, p.round_spacing_s + p.round_spacing_jitter_s)
-    return delay + p.clock_skew_margin_s
+    """The longest gap any host of ``profile`` can ask for between two requests
+    (``heed_core.politeness.longest_gap``), with the clock-skew margin."""
+    return politeness.longest_gap(profile.politeness) + profile.politeness.clock_skew_margin_s
 
 
 class Engine:

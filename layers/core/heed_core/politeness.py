@@ -1,7 +1,10 @@
-"""Per-host pacing: may a request to this host start now, and if not, when (COMMON-05)."""
+"""Per-host pacing: may a request to this host start now, and if not, when (COMMON-05); and the
+longest a bot's host may be asked to wait, which the engines size their waits by (one place)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from heed_core.profile_keys import Politeness
 
 
 @dataclass(frozen=True)
@@ -70,3 +73,17 @@ def spaced_delay(base_delay_s: float, spacing_s: float, jitter_s: float, seed: s
 def end_of_day(now: float) -> float:
     """SPRING-05 'that day': midnight UTC after ``now``."""
     return (int(now) // 86400 + 1) * 86400.0
+
+
+def longest_gap(p: Politeness) -> float:
+    """The longest gap any host can ask for between two requests: the bot's delay, a Crawl-delay
+    up to the cap, the round spacing with its jitter (the clock-skew margin not included)."""
+    return max(p.min_delay_s, p.crawl_delay_cap_s, p.round_spacing_s + p.round_spacing_jitter_s)
+
+
+def patience(p: Politeness) -> float:
+    """How long a run waits, in real time, for deferred work before it ends a round (``heed serve
+    --once``, ``heed local run``): every gap a round needs fits in it, a Crawl-delay counted up to
+    two minutes (a longer one is a host left for the next round)."""
+    return 5.0 + max(10.0, 2 * p.min_delay_s, p.round_spacing_s + p.round_spacing_jitter_s,
+                     min(p.crawl_delay_cap_s, 120.0))

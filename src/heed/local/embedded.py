@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from heed_core.crawl import iso
+from heed_core.politeness import patience
 from heed_core.ports import Clock, SystemClock
 from heed_core.profile import Profile
 from heed_core.rounds import play_rounds
@@ -76,9 +77,7 @@ class EmbeddedRun:
         self.resolver = resolver
         p = profile
         pol = p.politeness
-        self.patience_s = patience_s if patience_s is not None else 5.0 + max(
-            10.0, 2 * pol.min_delay_s, pol.round_spacing_s + pol.round_spacing_jitter_s,
-            min(pol.crawl_delay_cap_s, 120.0))
+        self.patience_s = patience_s if patience_s is not None else patience(pol)
         limit = p.politeness.max_in_flight
         self.threads = max(1, threads or int(limit or 16))
         self.clock: Clock = SystemClock() if state is not None else SimClock(start)

@@ -21,6 +21,7 @@ from typing import Any
 
 from heed_core.crawl import iso
 from heed_core.errors import ConfigError
+from heed_core.politeness import patience
 from heed_core.profile import Profile
 from heed_core.rounds import play_rounds
 from heed_core.work import Source
@@ -271,10 +272,7 @@ class LocalRun:
         p = profile
         # How long to wait in real time for deferred work before ending a round: every gap a
         # round needs (delays, Crawl-delay up to the cap, round spacing) fits in it.
-        self.patience_s = patience_s if patience_s is not None else 5.0 + max(
-            10.0, 2 * p.politeness.min_delay_s,
-            p.politeness.round_spacing_s + p.politeness.round_spacing_jitter_s,
-            min(p.politeness.crawl_delay_cap_s, 120.0))
+        self.patience_s = patience_s if patience_s is not None else patience(p.politeness)
         # Lambda runs fetcher invocations side by side, up to the reserved concurrency
         # (AUBE-11: AubeBot's 1 means one request at a time over all hosts).
         limit = p.politeness.max_in_flight
