@@ -254,8 +254,8 @@ class Crawler:
         item = plan.item
         assert item is not None
         t_end = result.t_end or self.clock.now()
-        gap_end = self._gap_end(t_end, plan.delay if plan.role in ("item", "tdmrep", "hop")
-                                else self.p.politeness.min_delay_s)
+        gap_end = politeness.gap_end(self.p.politeness, t_end, plan.delay if plan.role in ("item", "tdmrep", "hop")
+                                     else self.p.politeness.min_delay_s)
         inputs = _Inputs()
         for attempt in range(COMMIT_TRIES):
             commit = self._settle(token, plan, plan.view.copy(), version, result, inputs)
@@ -320,8 +320,7 @@ class Crawler:
         outgoing: list[WorkItem] = []
         if plan.role == "robots":
             # The gap after robots.txt; settle_robots lengthens it to a Crawl-delay now known.
-            gap_end = self._gap_end(t_end, self.p.politeness.min_delay_s)
-            v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, gap_end), last_end=t_end)
+            v.pacing = politeness.after_request(v.pacing, self.p.politeness, t_end, self.p.politeness.min_delay_s)
             answer = settle_robots(self.p, v, result, plan.hops, item.round_start, now)
             if answer.aux is not None:
                 aux.append(("robots", answer.aux))
@@ -337,8 +336,7 @@ class Crawler:
             # COMMON-06: another host's robots.txt hop, made here under this host's gap; the answer
             # goes back to that host as work of its own.
             v.frontier = [i for i in v.frontier if i.work_id != item.work_id]
-            gap_end = self._gap_end(t_end, plan.delay)
-            v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, gap_end), last_end=t_end)
+            v.pacing = politeness.after_request(v.pacing, self.p.politeness, t_end, plan.delay)
             tokens.append(answer_token(item, result))
         elif plan.role == "tdmrep":
             body = result.body if result.status == 200 else b""
@@ -350,8 +348,7 @@ class Crawler:
                 aux.append(("tdmrep", {"stamp": t_end, "rec": rec}))
                 v.tdmrep["rec"] = None
             # PRAHA-06: the gap after this request is the host's effective delay (Crawl-delay included).
-            gap_end = self._gap_end(t_end, plan.delay)
-            v.pacing = replace(v.pacing, next_allowed=max(v.pacing.next_allowed, gap_end), last_end=t_end)
+            v.pacing = politeness.after_request(v.pacing, self.p.politeness, t_end, plan.delay)
         else:
             first_records = v.nurl == 0  # no URL of this host was ever recorded before this turn
             settled = self._settle_item(v, item, result, plan, now, inputs)
@@ -451,10 +448,6 @@ class Crawler:
         if self.store.write_host(token.host, v.version, owner=v.owner, lease_until=v.lease_until,
                                  state=v.state_blob(now), outbox=rec.outbox, expires_at=now + HOST_ITEM_TTL_S):
             self._journal_skips(skips, now)
-
-    def _gap_end(self, t_end: float, delay_s: float) -> float:
-        # COMMON-05 across machines: the clock-skew margin goes on every gap this turn writes.
-        return politeness.next_allowed_after(t_end, delay_s, self.p.politeness.clock_skew_margin_s)
 
     def _next_wait(self, v: HostView, now: float, credit_s: float = 0.0) -> float:
         soonest = min(i.not_before for i in v.frontier)

@@ -2,7 +2,7 @@
 longest a bot's host may be asked to wait, which the engines size their waits by (one place)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from heed_core.profile_keys import Politeness
 
@@ -59,6 +59,18 @@ def next_allowed_after(t_end: float, delay_s: float, margin_s: float = 0.0) -> f
     reader whose clock runs ahead of the writer's would start early. ``margin_s`` (the profile's
     ``politeness.clock_skew_margin_s``) is added so that a skew up to it never shortens the gap."""
     return t_end + delay_s + margin_s
+
+
+def gap_end(p: Politeness, t_end: float, delay_s: float) -> float:
+    """Where the gap a request began ends: from its end, the delay, and the clock-skew margin
+    (``next_allowed_after``). The one place a gap's end is worked out."""
+    return next_allowed_after(t_end, delay_s, p.clock_skew_margin_s)
+
+
+def after_request(pacing: HostState, p: Politeness, t_end: float, delay_s: float) -> HostState:
+    """The host's pacing after a request that ended at ``t_end``: its next request waits for the
+    gap this one began (never sooner than a gap already written), counted from its end."""
+    return replace(pacing, next_allowed=max(pacing.next_allowed, gap_end(p, t_end, delay_s)), last_end=t_end)
 
 
 def spaced_delay(base_delay_s: float, spacing_s: float, jitter_s: float, seed: str) -> float:

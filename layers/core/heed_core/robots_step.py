@@ -11,12 +11,12 @@ import base64
 import json
 import zlib
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from heed_core.extract.challenge import is_challenge
 from heed_core.hoststate import INLINE_AUX_BYTES, HostView, TokenOut
-from heed_core.politeness import next_allowed_after
+from heed_core.politeness import after_request
 from heed_core.ports import FetchResult
 from heed_core.profile import Profile
 from heed_core.responses import REDIRECT_STATUSES, classify
@@ -146,8 +146,7 @@ def settle_robots(profile: Profile, view: HostView, result: FetchResult, hops: i
         # this host's; a hop's answer from another host paced that one).
         delay = effective_delay(min_delay, outcome.robots.crawl_delay(profile.robots_token),
                                 profile.politeness.crawl_delay_cap_s)
-        gap_end = next_allowed_after(t_end, delay, profile.politeness.clock_skew_margin_s)
-        view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, gap_end))
+        view.pacing = after_request(view.pacing, profile.politeness, t_end, delay)
     return RobotsSettled(aux=aux)
 
 

@@ -97,8 +97,7 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
     if item.purpose in SPACED_PURPOSES:
         delay = politeness.spaced_delay(delay, profile.politeness.round_spacing_s,
                                         profile.politeness.round_spacing_jitter_s, item.work_id)
-    gap_end = politeness.next_allowed_after(t_end, delay, profile.politeness.clock_skew_margin_s)
-    view.pacing = replace(view.pacing, next_allowed=max(view.pacing.next_allowed, gap_end), last_end=t_end)
+    view.pacing = politeness.after_request(view.pacing, profile.politeness, t_end, delay)
     if outcome.action == "retry":
         # SPRING-06: the same item again later today; a failed answer is not a read (AUBE-03), but
         # it is an attempt: the source's cadence counts from it (AUBE-08: piled rounds wait).
