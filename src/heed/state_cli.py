@@ -74,7 +74,9 @@ def state_info(state: Any) -> dict[str, Any]:
         vacuum = {0: "none", 1: "full", 2: "incremental"}[int(c.execute("PRAGMA auto_vacuum").fetchone()[0])]
         version = int(c.execute("PRAGMA user_version").fetchone()[0])
         for table, key, when in _LOGS:
-            lo, hi = c.execute(f"SELECT min({key}), max({key}) FROM {table}").fetchone()
+            # (min and max apart: each a key lookup; together in one query SQLite scans the table)
+            lo = c.execute(f"SELECT min({key}) FROM {table}").fetchone()[0]
+            hi = c.execute(f"SELECT max({key}) FROM {table}").fetchone()[0]
             if lo is None:
                 tables[table] = {"rows": 0}
                 continue

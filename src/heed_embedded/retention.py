@@ -87,7 +87,9 @@ def _first_at_or_after(c: sqlite3.Connection, table: str, key: str, cutoff: floa
     """The first ``key`` (id, seq) whose row's ``wall`` is at or after ``cutoff``, in a table whose
     keys grow with it (rows are appended as time goes), or one past the last key when every row is
     older: found by halving the key range, each step a key lookup (no index on the time)."""
-    first, last = c.execute(f"SELECT min({key}), max({key}) FROM {table}").fetchone()
+    # (min and max apart: SQLite answers each from the key's b-tree, but both in one query by a scan)
+    first = c.execute(f"SELECT min({key}) FROM {table}").fetchone()[0]
+    last = c.execute(f"SELECT max({key}) FROM {table}").fetchone()[0]
     if first is None:
         return 0
     if float(c.execute(f"SELECT wall FROM {table} WHERE {key} = ?", (last,)).fetchone()[0]) < cutoff:
