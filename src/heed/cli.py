@@ -267,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="one JSON object: ready or not, what is left to write, the profile's sha256")
     pcheck.set_defaults(func=ownbot.cmd_profile_check)
 
-    from heed import conformance, cost, deploy, events_cli, identity_cli, operator, serve_cli
+    from heed import conformance, cost, deploy, events_cli, identity_cli, operator, serve_cli, service_cli
     from heed.operator import explain, legacy
 
     legacy.register(sub)
@@ -276,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     ownbot.register(sub)
     deploy.register(sub)
     serve_cli.register(sub)
+    service_cli.register(sub)
     events_cli.register(sub)
     operator.register(sub)
     identity_cli.register(sub)
