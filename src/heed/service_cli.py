@@ -46,6 +46,7 @@ class Unit:
     bot: str  # the profile's name: the unit is heed-<bot>.service
     user: str
     heed: PurePosixPath  # the installed `heed`
+    python: PurePosixPath  # the Python installation it runs on (its interpreter and standard library)
     profile: str  # a built-in name or an absolute path
     state: PurePosixPath
     grace_s: float
@@ -167,7 +168,8 @@ def checked(args: argparse.Namespace) -> Unit:
             raise ServiceError("--webhook without --webhook-secret-file (or --settings): every delivery is signed")
     elif secret is not None:
         raise ServiceError("--webhook-secret-file without --webhook: say where to post")
-    return Unit(bot=profile.name, user=args.user, heed=_heed_command(), profile=profile_ref, state=state,
+    return Unit(bot=profile.name, user=args.user, heed=_heed_command(),
+                python=PurePosixPath(Path(sys.base_prefix).resolve()), profile=profile_ref, state=state,
                 grace_s=args.grace, quiet=args.quiet, webhook=args.webhook, secret=secret, settings=settings)
 
 
@@ -183,7 +185,8 @@ def render(unit: Unit) -> str:
         serve += ["--webhook-secret-file", "${CREDENTIALS_DIRECTORY}/" + CREDENTIAL]
     if unit.settings is not None:
         serve += ["--settings", str(unit.settings)]
-    read = [unit.heed, unit.settings, PurePosixPath(unit.profile) if unit.profile.startswith("/") else None]
+    profile = PurePosixPath(unit.profile) if unit.profile.startswith("/") else None
+    read = [unit.python, unit.heed, unit.settings, profile]
     in_home = [str(p) for p in read if p is not None and _under(p, _HOMES)]
     lines = [
         f"# /etc/systemd/system/{unit.name}: heed serve for {unit.bot}, as `heed service unit` wrote it",

@@ -18,6 +18,12 @@ SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 needs_systemd = pytest.mark.skipif(SYSTEMD_ANALYZE is None, reason="systemd-analyze is not installed here")
 
 
+@pytest.fixture(autouse=True)
+def python_in_usr(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Python where a VPS has it (this machine's may live under /root: see the test of that below)
+    monkeypatch.setattr(sys, "base_prefix", "/usr")
+
+
 @pytest.fixture
 def profile(tmp_path: Path) -> Path:
     path = tmp_path / "etc" / "mybot.yaml"
@@ -166,11 +172,17 @@ def test_paths_the_service_reads_from_a_home_make_home_read_only(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     import heed.service_cli as service_cli
 
+    # a profile in a home (here: tmp_path, counted as one)
     monkeypatch.setattr(service_cli, "_HOMES", (*service_cli._HOMES, service_cli.PurePosixPath(str(tmp_path))))
     bot = tmp_path / "mybot.yaml"
     bot.write_text("extends: aubebot\nname: mybot\n", encoding="utf-8")
     text, keys = _unit(["--bot", str(bot), "--state", "/var/lib/heed/mybot"], capsys)
     assert keys["ProtectHome"] == ["read-only"] and f"it reads {bot}" in text
+    # a Python installed under /root (pyenv's, uv's): the venv's interpreter and standard library are there
+    monkeypatch.setattr(service_cli, "_HOMES", service_cli._HOMES[:3])
+    monkeypatch.setattr(sys, "base_prefix", "/root/.pyenv/versions/3.13.0")
+    text, keys = _unit(["--bot", "aubebot", "--state", "/var/lib/heed/aubebot"], capsys)
+    assert keys["ProtectHome"] == ["read-only"] and "it reads /root/.pyenv/versions/3.13.0" in text
 
 
 @pytest.mark.parametrize("argv, says", [
