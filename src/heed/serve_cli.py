@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from heed_core.profile import Profile
 
-__all__ = ["cmd_serve", "open_embedded", "register"]
+__all__ = ["GRACE_S", "cmd_serve", "open_embedded", "register"]
+
+GRACE_S = 10.0  # --grace's default: how long requests in flight may take to finish after SIGTERM
 
 
 def _count(text: str) -> int:
@@ -59,8 +61,8 @@ def register(subparsers: Any) -> None:
                    "(default 16; the profile's politeness.max_in_flight caps the total)")
     p.add_argument("--patience", type=_seconds, default=None, metavar="S",
                    help="--once: seconds to wait for deferred work before ending (default: the profile's gaps)")
-    p.add_argument("--grace", type=_seconds, default=10.0, metavar="S",
-                   help="on SIGTERM, how long requests in flight may take to finish (default 10)")
+    p.add_argument("--grace", type=_seconds, default=GRACE_S, metavar="S",
+                   help=f"on SIGTERM, how long requests in flight may take to finish (default {GRACE_S:g})")
     p.add_argument("--allow-private", action="store_true",
                    help="let the fetcher reach loopback/private addresses (tests, the demo web)")
     p.add_argument("--quiet", action="store_true", help="no log line per request and skip (rounds and trouble only)")

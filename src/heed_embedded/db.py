@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from heed_core.errors import HeedError, ServiceFault, TransientError
+from heed_core.errors import ConfigError, HeedError, ServiceFault, TransientError
 
 __all__ = ["SCHEMA_VERSION", "Database", "translate"]
 
@@ -247,8 +247,10 @@ class Database:
             try:
                 version = int(c.execute("PRAGMA user_version").fetchone()[0])
                 if version > SCHEMA_VERSION:
-                    raise ServiceFault(f"{self.path}: written by a newer heed (schema {version}; this one knows "
-                                       f"{SCHEMA_VERSION})")
+                    # Upgrades go one way: a state a newer heed migrated is refused, never half-read.
+                    raise ConfigError(f"{self.path}: written by a newer heed (schema {version}; this one reads up "
+                                      f"to {SCHEMA_VERSION}): run that heed or a newer one, or a backup of this state "
+                                      "made before the upgrade")
                 if version < SCHEMA_VERSION:
                     c.execute("BEGIN IMMEDIATE")
                     _upgrade(c)

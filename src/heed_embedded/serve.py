@@ -6,8 +6,9 @@ their hosts safe (``Engine.recover``), then starts ``workers - 1`` worker proces
 (each an ``Engine`` on the same database, with threads for the requests: parsing and extraction
 run on every core, each process under its own GIL). It fires the profile's schedules on the
 wall clock (``scheduler.tick``), exports the events table to ``events.jsonl``, writes a JSON log
-line on stdout for each request, skip, round and trouble, and a progress line on stderr every
-10 s (a bar on a terminal). A worker that dies is replaced, its tokens handed back. SIGTERM (or
+line on stdout for each request, skip, round and trouble (its time stamp left to journald where
+it is journald's), and a progress line on stderr when something changed (a bar on a terminal:
+``heed_embedded.console``). A worker that dies is replaced, its tokens handed back. SIGTERM (or
 SIGINT) stops it: no new turn starts, the requests in flight end and are committed, and it
 exits within ``grace_s``. ``once``: one round of every task now, until no work is left within
 ``patience_s``, then exit."""
@@ -35,6 +36,7 @@ from heed_core.ports import SystemClock
 from heed_core.profile import Profile, load_profile_data
 from heed_core.webhook import Endpoint
 
+from heed_embedded.console import Progress, Totals, to_journal
 from heed_embedded.db import Database
 from heed_embedded.engine import Engine, key_file_signer
 from heed_embedded.journal import SqliteJournal
@@ -46,7 +48,6 @@ from heed_embedded.webhooks import Deliverer, stopped
 
 __all__ = ["JsonLog", "ServeOptions", "serve"]
 
-PROGRESS_S = 10.0  # a progress line this often when stderr is not a terminal
 _STATS = ("requests", "skips", "events", "turns", "failures", "transient", "faults", "rounds")
 _MAX_LINE = 4000  # a log line stays under PIPE_BUF: processes side by side never interleave one
 _PRUNE_S = 3600.0
@@ -70,23 +71,30 @@ def _now_iso() -> str:
 
 
 class JsonLog:
-    """One JSON object a line on ``fd`` (stdout), each written whole with one ``write``."""
+    """One JSON object a line on ``fd`` (stdout), each written whole with one ``write``. To journald
+    (``console.to_journal``), which stamps every line itself, a line has no ``t`` of its own and
+    begins with its syslog priority (``<4>`` a warning, ``<6>`` the rest: ``journalctl -p warning``),
+    which journald takes off."""
 
     def __init__(self, bot: str, fd: int = 1, *, quiet: bool = False) -> None:
         self.bot = bot
         self.fd = fd
         self.quiet = quiet
         self.lock = threading.Lock()
+        self.journal = to_journal(fd)
 
     def __call__(self, event: str, fields: dict[str, Any]) -> None:
         if self.quiet and event in ("request", "skip"):
             return
-        rec = {"t": _now_iso(), "level": "warning" if event in _TROUBLE else "info", "bot": self.bot, "event": event,
+        level = "warning" if event in _TROUBLE else "info"
+        rec = {**({} if self.journal else {"t": _now_iso()}), "level": level, "bot": self.bot, "event": event,
                **fields}
         line = json.dumps(rec, ensure_ascii=False, default=str, separators=(",", ":"))
         if len(line.encode("utf-8")) > _MAX_LINE:
             rec = {k: (v[:300] + "…" if isinstance(v, str) and len(v) > 300 else v) for k, v in rec.items()}
             line = json.dumps(rec, ensure_ascii=False, default=str, separators=(",", ":"))[:_MAX_LINE]
+        if self.journal:
+            line = ("<4>" if level == "warning" else "<6>") + line
         try:
             os.write(self.fd, (line + "\n").encode("utf-8"))
         except (BrokenPipeError, OSError):
@@ -178,53 +186,6 @@ def _sync_loop(journal: SqliteJournal, stop: Any) -> None:
         journal.sync()
 
 
-class _Progress:
-    """A bar on a terminal, a line every ``PROGRESS_S`` otherwise, on stderr."""
-
-    def __init__(self, bot: str, stream: TextIO) -> None:
-        self.bot = bot
-        self.stream = stream
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
-        self.last = 0.0
-        self.drawn = False
-
-    def show(self, stats: dict[str, int], counts: dict[str, Any], nxt: float | None, *, force: bool = False) -> None:
-        now = time.time()
-        if not (self.tty or force) and now - self.last < PROGRESS_S:
-            return
-        if self.tty and not force and now - self.last < 0.5:
-            return
-        self.last = now
-        when = datetime.fromtimestamp(nxt, UTC).strftime("%Y-%m-%d %H:%M:%SZ") if nxt else "-"
-        line = (f"{self.bot}: rounds {stats['rounds']} | requests {stats['requests']} | waits {counts['waiting']} "
-                f"hosts | at work {counts['held']} | errors {stats['failures'] + stats['faults']} "
-                f"(transient {stats['transient']}) | events {stats['events']} | next firing {when}")
-        try:
-            if self.tty:
-                self.stream.write("\r\033[K" + line[:max(40, _columns() - 1)])
-                self.drawn = True
-            else:
-                self.stream.write(line + "\n")
-            self.stream.flush()
-        except (OSError, ValueError):
-            pass
-
-    def close(self) -> None:
-        if self.tty and self.drawn:
-            try:
-                self.stream.write("\r\033[K")
-                self.stream.flush()
-            except (OSError, ValueError):
-                pass
-
-
-def _columns() -> int:
-    try:
-        return os.get_terminal_size(2).columns
-    except OSError:
-        return 160
-
-
 def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr: TextIO | None = None,
           stop: threading.Event | None = None, on_ready: Callable[[], None] | None = None,
           webhook: Endpoint | None = None, retention: Retention | None = None) -> dict[str, Any]:
@@ -247,6 +208,7 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
     engine, journal = _engine(profile, state.db, state.path, opts, _session(), log, own)
     clock = engine.clock
     started = clock.now()
+    totals = Totals(state.db)  # the counts of the runs before this one, read before this one counts
 
     ahead = state.times_ahead(started)
     if ahead is not None:
@@ -326,7 +288,7 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
                                  "detail": "stopped since it answered 410 Gone: `heed events dead --redrive` resumes"})
         hook_thread = threading.Thread(target=hooks.run, args=(stop,), name="heed-webhook", daemon=True)
         hook_thread.start()
-    progress = _Progress(profile.name, err)
+    progress = Progress(profile.name, err)
     gone: list[dict[str, int]] = []  # what workers that died had counted
     idle_since: float | None = None
     next_prune = started + _PRUNE_S
@@ -377,7 +339,8 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
                 next_prune = now + _PRUNE_S
             counts = engine.queue.counts()
             total = stats()
-            progress.show(total, counts, next_firing(profile, now) if not opts.once else None)
+            progress.show(totals.add(total), counts, next_firing(profile, now) if not opts.once else None)
+            totals.keep(total)
             if opts.once:
                 idle = counts["held"] == 0 and counts["ready"] == 0 and engine.busy() == 0 and (
                     counts["next"] is None or counts["next"] - now > opts.patience_s) and (
@@ -406,7 +369,8 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
         journal.close()
         counts = engine.queue.counts()
         total = stats()
-        progress.show(total, counts, None, force=not progress.tty)
+        progress.show(totals.add(total), counts, None, force=not progress.tty)
+        totals.keep(total, now=True)
         progress.close()
         for s, handler in old.items():
             signal.signal(s, handler)

@@ -159,6 +159,9 @@ def _manifest(path: Path) -> dict[str, Any] | None:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise StateError(f"{path}: {MANIFEST} is unreadable ({type(exc).__name__})") from exc
+    if isinstance(data, dict) and isinstance(data.get("format"), int) and data["format"] > FORMAT:
+        raise StateError(f"{path}: written by a newer heed (format {data['format']}; this one reads up to "
+                         f"{FORMAT}): run that heed or a newer one")
     if not isinstance(data, dict) or data.get("format") not in (1, FORMAT):
         raise StateError(f"{path}: not a heed state directory of format {FORMAT}")
     return data

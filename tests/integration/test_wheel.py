@@ -5,7 +5,9 @@ checkout; setup.py copies them into the wheel (heed/_stack). Here the project is
 fresh checkout would be, built the way a release is (`python -m build`: an sdist, then the
 wheel from the sdist), installed with pip into a new venv (dependencies from the package
 index, at the versions of the venv's lock: a release out since does not change the test), and run
-from a folder outside any checkout. `make wheel-check` runs this file alone.
+from a folder outside any checkout. That venv is a VPS's runtime-only install (issue 34): no test
+or dev package in it, it prints the bot's systemd unit and serves a round of two local sites.
+`make wheel-check` runs this file alone.
 """
 from __future__ import annotations
 
@@ -104,3 +106,54 @@ def test_the_wheel_runs_its_own_code_and_its_own_copy_of_the_stack(installed: Pa
 def test_the_wheel_knows_its_version(installed: Path, tmp_path: Path) -> None:
     proc = _run([installed / "heed", "--version"], cwd=tmp_path, timeout=60, env=_outside_env())
     assert proc.stdout.strip() == "heed 0.1.0"
+
+
+# --- a VPS install (issue 34): the wheel alone, no test or dev extras, runs a bot as a service ------
+
+_DEV_ONLY = ("pytest", "hypothesis", "mypy", "ruff", "build", "cfn-lint", "flask", "protego", "standardwebhooks")
+
+
+def test_the_wheel_brings_no_test_or_dev_package(installed: Path, tmp_path: Path) -> None:
+    code = ("import importlib.metadata as m, json; "
+            "print(json.dumps(sorted({d.metadata['Name'].lower() for d in m.distributions()})))")
+    names = set(json.loads(_run([installed / "python", "-c", code], cwd=tmp_path, timeout=60,
+                                env=_outside_env()).stdout))
+    assert "heed" in names and "lxml" in names
+    assert names.isdisjoint(_DEV_ONLY), sorted(names & set(_DEV_ONLY))
+
+
+def test_a_runtime_only_install_prints_its_unit_and_serves_a_bot(installed: Path, tmp_path: Path) -> None:
+    from tests.support.serve import FeedWeb, serve_profile
+
+    # GIVEN the wheel installed alone, a profile of one's own where the README puts it, and two sites
+    etc = tmp_path / "etc" / "heed"
+    etc.mkdir(parents=True)
+    profile = serve_profile(etc / "mybot.yaml", 0.1)
+    web = FeedWeb(hosts=2, articles=2).start(first_ip=25)
+    state = tmp_path / "var" / "lib" / "heed" / "mybot"
+    try:
+        # WHEN the installed heed prints the bot's systemd unit
+        unit = _run([installed / "heed", "service", "unit", "--bot", profile, "--state", "/var/lib/heed/mybot"],
+                    cwd=tmp_path, timeout=60, env=_outside_env()).stdout
+        # THEN it runs that very heed, by its absolute path
+        heed = (installed / "heed").resolve()
+        assert f"\nExecStart={heed} serve --bot {profile} --state /var/lib/heed/mybot --grace 10\n" in unit
+        analyze = shutil.which("systemd-analyze")
+        if analyze is not None:
+            (tmp_path / "heed-mybot.service").write_text(unit, encoding="utf-8")
+            check = subprocess.run([analyze, "verify", "--man=no", "--generators=no", tmp_path / "heed-mybot.service"],
+                                   capture_output=True, text=True, timeout=60)
+            assert check.returncode == 0 and not check.stderr.strip(), check.stderr
+        # WHEN that heed serves a round from a folder that is no checkout
+        proc = _run([installed / "heed", "serve", "--bot", profile, "--state", state, "--sources",
+                     web.sources_file(tmp_path / "sources.yaml"), "--once", "--allow-private", "--patience", "3"],
+                    cwd=tmp_path, timeout=300, env=_outside_env())
+        asked = sorted((r.host, r.path) for r in web.log())
+    finally:
+        web.stop()
+    # THEN it read every page of both sites, and the operator commands answer from its state
+    assert "Traceback" not in proc.stderr
+    assert asked == sorted((s.host, p) for s in web.servers for p in ("/robots.txt", "/feed.xml", "/a/0", "/a/1"))
+    listed = _run([installed / "heed", "sources", "list", "--state", state, "--json"], cwd=tmp_path, timeout=60,
+                  env=_outside_env()).stdout
+    assert len(listed.splitlines()) == 2

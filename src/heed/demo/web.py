@@ -123,13 +123,15 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class RecordingServer(ThreadingHTTPServer):
-    """Serves one site on ``ip``, port 0 (read back in ``port``), logging every request."""
+    """Serves one site on ``ip`` at ``port`` (0: one the system picks, read back in ``port``), logging
+    every request."""
 
     daemon_threads = True
     allow_reuse_address = False
 
-    def __init__(self, site: Site, ip: str = "127.0.0.2", urls: Mapping[str, str] | None = None) -> None:
-        super().__init__((ip, 0), _Handler)
+    def __init__(self, site: Site, ip: str = "127.0.0.2", urls: Mapping[str, str] | None = None, *,
+                 port: int = 0) -> None:
+        super().__init__((ip, port), _Handler)
         self.site = site
         self.ip, self.port = str(self.server_address[0]), int(self.server_address[1])
         self.host = f"{self.ip}:{self.port}"
