@@ -114,11 +114,11 @@ def _wrap(text: str, prefix: str = "# ", width: int = 100) -> list[str]:
 def _texts(language: str) -> dict[str, Any]:
     from heed_core.profile_schema import fields_of
 
-    from heed.pages.content import language as page_language
+    from heed.pages.language import name_of
 
     out: dict[str, Any] = {}
     for lang in dict.fromkeys([language, "en"]):
-        words = page_language(lang).NAME
+        words = name_of(lang)
         texts: dict[str, Any] = {}
         for name, tp, meta, default in fields_of(PageTexts):
             if default is MISSING:  # what every page needs; the rest is the writer's to add
@@ -141,14 +141,14 @@ def new_bot_text(name: str, language: str, base: str = DEFAULT_BASE) -> str:
 
     from heed_core.profile import builtin_text
 
-    from heed.pages.content import LANGUAGES
+    from heed.pages.language import built_in
 
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", name):
         raise BotError(f"NAME: {name!r} is not a bot name (lower-case letters, digits and '-', up to 41)")
     if name in BUILTIN_BOTS:
         raise BotError(f"NAME: {name!r} is a built-in bot's name; a bot of your own needs its own")
-    if language not in LANGUAGES:
-        raise BotError(f"--language: {language!r} has no info-page sentences (known: {', '.join(LANGUAGES)})")
+    if language not in built_in():
+        raise BotError(f"--language: {language!r} has no info-page sentences (known: {', '.join(built_in())})")
     if base not in BUILTIN_BOTS:
         raise BotError(f"--extends: {base!r} is not a built-in bot ({', '.join(BUILTIN_BOTS)})")
     token = robots_token_for(name)

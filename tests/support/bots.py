@@ -8,7 +8,7 @@ from typing import Any
 
 from heed_core.profile import load_profile
 
-__all__ = ["own_identity", "written"]
+__all__ = ["own_identity", "translated", "written"]
 
 
 def _own(value: Any) -> Any:
@@ -36,3 +36,9 @@ def written(text: str, name: str = "mybot") -> str:
     text = text.replace('"WRITE ME: an e-mail address or a contact page URL, read by a person"',
                         '"crawler@bots.example.org"')
     return re.sub(r'"WRITE ME: ([^"]*)"', lambda m: json.dumps("Example Bots: " + m.group(1)), text)
+
+
+def translated(text: str, tag: str) -> str:
+    """A sentences file `heed new-bot` wrote to translate, with every WRITE ME written: the English
+    after the mark, tagged as the translation (``[fr] Who we are ...``), its placeholders kept."""
+    return re.sub(r'"WRITE ME: ((?:[^"\\]|\\.)*)"', lambda m: f'"[{tag}] {m.group(1)}"', text)

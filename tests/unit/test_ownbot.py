@@ -108,7 +108,7 @@ def test_new_bot_defaults_to_the_most_careful_base(tmp_path: Path, capsys: pytes
 @pytest.mark.parametrize(("argv", "message"), [
     (["aubebot", "--language", "it"], "NAME: 'aubebot' is a built-in bot's name; a bot of your own needs its own"),
     (["My_Bot", "--language", "en"], "NAME: 'My_Bot' is not a bot name (lower-case letters, digits and '-', up to 41)"),
-    (["b42", "--language", "fr"], "--language: 'fr' has no info-page sentences (known: en, nb, de, nl, it)"),
+    (["b42", "--language", "fr"], "--language: 'fr' has no info-page sentences (known: de, en, it, nb, nl)"),
     (["b42", "--language", "en", "--extends", "googlebot"], "--extends: 'googlebot' is not a built-in bot"),
     (["42", "--language", "en"], "NAME: '42' has no letter to make its robots.txt product token from"),
 ])

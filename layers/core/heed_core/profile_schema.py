@@ -30,6 +30,9 @@ class ProfileError(ConfigError, ValueError):
 
 Check = Callable[[Any], "str | None"]  # None when the value is fine, else the reason
 
+# A value still to write, where `heed new-bot` leaves it for the operator.
+MARK = "WRITE ME"
+
 
 @dataclass(frozen=True)
 class Key:
@@ -91,6 +94,8 @@ def describe(tp: Any, meta: Key, name: str = "") -> str:
     if nullable:
         return "null or " + describe(inner, meta, name)
     bound = f" >= {meta.ge:g}" if meta.ge is not None else f" > {meta.gt:g}" if meta.gt is not None else ""
+    if inner is Any:
+        return "anything"
     if inner is bool:
         return "true or false"
     if inner is int:
@@ -132,6 +137,8 @@ def _convert(tp: Any, value: Any, where: str, meta: Key, name: str) -> tuple[Any
         if not isinstance(value, Mapping):
             raise bad("a mapping of options" if meta.null_is_default else None)
         return build(inner, value, where)  # type: ignore[arg-type]
+    if inner is Any:  # read by a room above the core, which checks it (the info page's sentences)
+        return value, value
     if inner is bool:
         ok, typed = isinstance(value, bool), value
     elif inner is int:
@@ -220,8 +227,8 @@ def _plain(value: Any) -> Any:
 def build(cls: type, raw: Mapping[str, Any], where: str = "") -> tuple[Any, dict[str, Any]]:
     """The section `cls` from `raw`, and `raw` with every default filled in (plain values).
 
-    Optional sections that are absent stay absent in the plain mapping (code that reads it
-    with `.get(name) or {}` sees no section), every other absent key gets its default."""
+    Optional sections and mappings that are absent stay absent in the plain mapping (code that
+    reads it with `.get(name) or {}` sees none), every other absent key gets its default."""
     names = [f.name for f in dataclasses.fields(cls)]
     noun = getattr(cls, "_unknown_noun", "key")
     for k in raw:
@@ -250,7 +257,8 @@ def build(cls: type, raw: Mapping[str, Any], where: str = "") -> tuple[Any, dict
         elif f.default is not MISSING:
             # 86400 declared for a float field is 86400.0 typed and 86400 in the mapping.
             values[f.name] = float(f.default) if inner is float and _number(f.default) else f.default
-            if not (f.default is None and dataclasses.is_dataclass(inner)):
+            if not (f.default is None and (dataclasses.is_dataclass(inner) or typing.get_origin(inner) in (
+                    collections.abc.Mapping, dict))):
                 plain[f.name] = _plain(f.default)
         elif f.default_factory is not MISSING:
             values[f.name] = f.default_factory()
