@@ -146,7 +146,7 @@ def aws_account(region: str | None, profile: str | None, *, credentials: bool) -
 def load(ref: str) -> Any:
     from heed_core.profile import BUILTIN_BOTS, ProfileError, load_profile
 
-    from heed.botcheck import identity_problem, unwritten
+    from heed.botcheck import identity_problem, untranslated, unwritten
     from heed.samconfig import deploy_env
 
     try:
@@ -161,12 +161,16 @@ def load(ref: str) -> Any:
         raise DeployError(problem)
     if profile.name in BUILTIN_BOTS:
         raise DeployError(f"{ref}: name: {profile.name!r} is a built-in bot's; a bot of its own needs its own name")
-    keys = unwritten(profile)
-    for k, hint in keys[:-1]:  # one line per mistake
-        print(f"heed deploy: {ref}: {k}: still to write ({hint})", file=sys.stderr)
-    if keys:
-        k, hint = keys[-1]
-        raise DeployError(f"{ref}: {k}: still to write ({hint})")
+    lines = [f"{ref}: {k}: still to write ({hint})" for k, hint in unwritten(profile)]
+    left = untranslated(ref, profile)
+    for where in dict.fromkeys(f for f, _, _ in left):  # its page cannot be made: one line a file
+        count = sum(1 for f, _, _ in left if f == where)
+        lines.append(f"{where}: {count} sentences of the info page still to write (heed profile check {ref} "
+                     "lists them)")
+    for line in lines[:-1]:  # one line per mistake
+        print(f"heed deploy: {line}", file=sys.stderr)
+    if lines:
+        raise DeployError(lines[-1])
     return profile
 
 

@@ -1,18 +1,21 @@
 """A bot of its own in any language, declaring what it says of itself (issue 36): the page's
 sentences are a data file per language, a language Heed has none for is a file `heed new-bot`
 writes to translate and `heed profile check` lists line by line; the AIPREF uses are written,
-never inherited; a number looser than the base bot's promise is a warning naming the rule."""
+never inherited."""
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
+from heed_core.bundle import bundle_text, content_hash, load_deployed
 from heed_core.profile import ProfileError, load_profile, load_profile_data
 
 from heed.cli import main
-from heed.infopage import render_info_page
+from heed.infopage import facts, render_info_page
 from heed.pages.language import REFERENCE, built_in, problems, shipped, to_translate
 from heed.pages.words import Words
 
@@ -96,7 +99,83 @@ def test_a_sentences_file_with_a_mistake_says_which_key_one_line_each() -> None:
     ]
 
 
-# --- a language without a file ------------------------------------------------------------------
+# --- a sixth language: new-bot, profile check, info-page ---------------------------------------------
+
+def test_new_bot_in_french_lists_each_sentence_to_write_then_makes_a_french_page(
+        french: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN the profile and, beside it, the sentences to translate, named by the profile
+    profile_text = (french / "mybot.yaml").read_text(encoding="utf-8")
+    assert '\n  sentences:\n    fr: "mybot.fr.yaml"\n' in profile_text
+    to_write = [line for line in (french / "mybot.fr.yaml").read_text(encoding="utf-8").splitlines()
+                if not line.startswith("#")]
+    assert sum(line.count('"WRITE ME: ') for line in to_write) == len(_english_leaves())
+    # WHEN profile check is asked THEN it lists each French sentence to write, one line each, exit 1
+    code, out, _ = run(capsys, "profile", "check", "mybot.yaml")
+    lines = out.splitlines()
+    french_lines = [line for line in lines if line.startswith("mybot.fr.yaml: ")]
+    assert code == 1 and [line.split(": ")[1] for line in french_lines] == _english_leaves()
+    assert "mybot.fr.yaml: sentences.h_fetch: still to translate (in English: What we fetch)" in french_lines
+    assert lines[-1] == f"mybot.yaml: {12 + len(_english_leaves())} to write before it is published or deployed"
+    # AND info-page refuses, in one line naming the file
+    code, _, err = run(capsys, "info-page", "mybot.yaml", "--out", "site")
+    assert code == 2 and err.count("\n") == 1
+    assert f"{len(_english_leaves())} sentences in mybot.fr.yaml (heed profile check" in err
+    # WHEN everything is written (programmatically here) THEN the profile is ready
+    _write_all(french)
+    code, out, _ = run(capsys, "profile", "check", "mybot.yaml")
+    assert code == 0 and out.startswith("mybot.yaml: ready: mybot, its own identity, every sentence written"), out
+    # AND info-page makes a French page (and the English one beside it), each naming the other
+    code, out, err = run(capsys, "info-page", "mybot.yaml", "--out", "site")
+    assert code == 0, err
+    page = french / "site/bots.example.org/mybot/index.html"
+    assert out.split() == [str(Path("site/bots.example.org/mybot/index.html")),
+                           str(Path("site/bots.example.org/mybot/index.en.html"))]
+    html = page.read_text(encoding="utf-8")
+    assert '<html lang="fr">' in html and '<section id="fetch" lang="fr"' in html
+    assert "<h2 id=\"fetch-h\">[fr] What we fetch</h2>" in html
+    assert "[fr] At least 1,5 [fr] seconds (1500 ms) between two requests" in html  # its own decimal mark
+    english = (french / "site/bots.example.org/mybot/index.en.html").read_text(encoding="utf-8")
+    assert '<html lang="en">' in english and 'hreflang="fr" lang="fr">Français</a>' in english
+    assert "<h2 id=\"fetch-h\">What we fetch</h2>" in english
+
+
+def test_the_sentences_travel_with_the_profile_the_stack_carries(french: Path) -> None:
+    # GIVEN a French bot, written
+    _write_all(french)
+    profile = load_profile("mybot.yaml")
+    # WHEN heed deploy packages it into the profile layer (heed_core.bundle) and a function loads it
+    layer = french / "layer"
+    layer.mkdir()
+    (layer / "mybot.json").write_text(bundle_text(profile), encoding="utf-8")
+    deployed = load_deployed("mybot", str(layer), content_hash(profile))
+    # THEN the file alone holds the French sentences (no mybot.fr.yaml beside it), under the same hash
+    assert deployed.info_page is not None and deployed.info_page.sentences["fr"]["sentences"]["h_fetch"] == \
+        "[fr] What we fetch"
+    assert render_info_page(deployed, "fr") == render_info_page(profile, "fr")
+    # AND the hash the stack runs under covers the words: a changed sentence is another profile
+    text = (french / "mybot.fr.yaml").read_text(encoding="utf-8").replace("[fr] What we fetch", "[fr] Ce que")
+    (french / "mybot.fr.yaml").write_text(text, encoding="utf-8")
+    assert content_hash(load_profile("mybot.yaml")) != content_hash(profile)
+
+
+def test_heed_deploy_refuses_a_bot_whose_sentences_are_still_to_write(french: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from heed.deploy import DeployError, load
+
+    (french / "mybot.yaml").write_text(written((french / "mybot.yaml").read_text(encoding="utf-8")),
+                                       encoding="utf-8")
+    with pytest.raises(DeployError, match=rf"^mybot\.fr\.yaml: {len(_english_leaves())} sentences of the info "
+                                          r"page still to write \(heed profile check mybot\.yaml lists them\)$"):
+        load("mybot.yaml")
+
+
+def test_a_sentences_file_the_profile_names_must_be_there(tmp_path: Path) -> None:
+    profile = tmp_path / "b.yaml"
+    profile.write_text(yaml.safe_dump({**own_identity("aubebot"), "language": "fr", "info_page": {
+        "sentences": {"fr": "b.fr.yaml"}, "texts": {"fr": own_identity("aubebot")["info_page"]["texts"]["it"],
+                                                    "en": own_identity("aubebot")["info_page"]["texts"]["en"]}}}))
+    with pytest.raises(ProfileError, match=r"^info_page\.sentences\.fr: no such file .*b\.fr\.yaml \(the page's "):
+        load_profile(str(profile))
 
 
 def test_sentences_in_a_language_the_page_is_not_in_are_refused() -> None:
@@ -106,11 +185,76 @@ def test_sentences_in_a_language_the_page_is_not_in_are_refused() -> None:
         load_profile_data(mine)
 
 
+@pytest.mark.parametrize(("given", "tag"), [("pt-BR", "pt-BR"), ("pt-br", "pt-BR"), ("zh-hant-tw", "zh-Hant-TW"),
+                                             ("es-419", "es-419"), ("sr-Latn", "sr-Latn")])
+def test_any_bcp_47_tag_is_a_language_for_new_bot(given: str, tag: str, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "new-bot", "mybot", "--language", given, "--out", str(tmp_path / "mybot.yaml"),
+                       "--json")
+    assert code == 0
+    said = json.loads(out)
+    assert said["language"] == tag and said["sentences"] == str(tmp_path / f"mybot.{tag}.yaml")
+    profile = load_profile(str(tmp_path / "mybot.yaml"))
+    assert profile.language == tag and profile.info_page is not None and set(profile.info_page.sentences) == {tag}
+
+
+def test_a_language_heed_has_sentences_for_gets_no_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, _ = run(capsys, "new-bot", "mybot", "--language", "nl", "--out", str(tmp_path / "mybot.yaml"))
+    assert code == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["mybot.yaml"]
+    assert "sentences:" not in (tmp_path / "mybot.yaml").read_text(encoding="utf-8")
+
+
+def test_new_bot_never_overwrites_the_sentences_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "mybot.fr.yaml").write_text("mine\n", encoding="utf-8")
+    code, _, err = run(capsys, "new-bot", "mybot", "--language", "fr", "--out", str(tmp_path / "mybot.yaml"))
+    assert code == 2 and err == (f"heed new-bot: --out: {tmp_path / 'mybot.fr.yaml'} exists (give another --out, "
+                                 "or remove it)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mybot.fr.yaml"]
+
+
 def test_a_built_in_language_has_no_page_in_a_language_without_a_file() -> None:
     with pytest.raises(ProfileError, match=r"^language: 'fr' has no info-page sentences \(Heed has de, en, it, "):
         render_info_page(load_profile_data({**own_identity("aubebot"), "language": "fr", "info_page": {
             "texts": {"fr": own_identity("aubebot")["info_page"]["texts"]["it"],
                       REFERENCE: own_identity("aubebot")["info_page"]["texts"]["en"]}}}))
+
+
+# --- AIPREF: declared, never inherited ------------------------------------------------------------
+
+def test_aipref_usage_is_to_write_in_a_new_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    # GIVEN a new bot on AubeBot, which declares search and ai-use
+    assert run(capsys, "new-bot", "mybot", "--language", "it", "--extends", "aubebot")[0] == 0
+    text = Path("mybot.yaml").read_text(encoding="utf-8")
+    # THEN its usage is to write, naming AubeBot's as AubeBot's, and read as none declared until then
+    assert '\nusage: "WRITE ME: a list of uses: train-ai, ai-use, search ([] for none)"\n' in text
+    assert '(aubebot declares ["search", "ai-use"]: aubebot\'s, not yours)' in re.sub(r"\n# ", " ", text)
+    assert load_profile("mybot.yaml").spec.usage == ()
+    code, out, _ = run(capsys, "profile", "check", "mybot.yaml")
+    assert code == 1 and "mybot.yaml: usage: still to write (a list of uses: train-ai, ai-use, search ([] for none))" \
+        in out.splitlines()
+    # AND with everything else written, info-page and deploy still refuse, naming usage
+    to_write = next(line for line in text.splitlines() if line.startswith("usage: "))
+    rest = written(text.replace(to_write, "usage: []")).replace("usage: []", to_write)
+    Path("mybot.yaml").write_text(rest, encoding="utf-8")
+    code, _, err = run(capsys, "info-page", "mybot.yaml", "--out", "site")
+    assert code == 2 and err == ("heed info-page: mybot.yaml: still to write: usage (heed profile check mybot.yaml "
+                                 "says what each is)\n")
+    from heed.deploy import DeployError, load
+
+    with pytest.raises(DeployError, match=r"^mybot\.yaml: usage: still to write \(a list of uses"):
+        load("mybot.yaml")
+    # WHEN the user chooses search alone THEN the page says search and not AubeBot's ai-use
+    Path("mybot.yaml").write_text(rest.replace(to_write, 'usage: ["search"]'), encoding="utf-8")
+    said = "\n".join(facts(load_profile("mybot.yaml"), "en"))
+    assert "search: we point people to your page" in said and "ai-use: an AI system works" not in said
+    assert "We do not use it for ai-use or train-ai." in said
+
+
+def test_only_a_key_the_schema_declares_own_may_be_left_to_write() -> None:
+    with pytest.raises(ProfileError, match=r"^politeness\.min_delay_s: 'WRITE ME: a gap' is not valid"):
+        load_profile_data({**own_identity("aubebot"), "politeness": {"min_delay_s": "WRITE ME: a gap"}})
 
 
 def test_a_profile_file_carries_the_sentences_of_a_language_heed_has_none_for(tmp_path: Path) -> None:

@@ -325,7 +325,7 @@ class Spec:
     tasks: Tasks = key(factory=Tasks)
     info_page: InfoPage | None = key(None, doc="the words of the public info page")
     identity: Identity = key(factory=Identity, doc="how the bot proves who it is")
-    usage: tuple[str, ...] = key((), check=_use, what=f"a list of uses: {', '.join(USES)}",
+    usage: tuple[str, ...] = key((), check=_use, what=f"a list of uses: {', '.join(USES)}", own=True,
                                  doc="what the bot does with what it reads (AIPREF vocabulary)")
 
 

@@ -30,8 +30,14 @@ class ProfileError(ConfigError, ValueError):
 
 Check = Callable[[Any], "str | None"]  # None when the value is fine, else the reason
 
-# A value still to write, where `heed new-bot` leaves it for the operator.
+# A value still to write (`heed new-bot` leaves it where the operator must choose): a key declared
+# `own` may hold "WRITE ME: what to write" in place of its value, read as its default until then.
 MARK = "WRITE ME"
+
+
+def unwritten_mark(value: Any) -> bool:
+    """True for a value that is still the mark (``"WRITE ME: ..."``), in any letter case."""
+    return isinstance(value, str) and value.lstrip().upper().startswith(MARK)
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,7 @@ class Key:
     nonempty: bool = False  # a list that may not be empty
     keys: tuple[str, ...] | None = None  # Mapping fields: the only keys allowed
     null_is_default: bool = False  # an optional section given as `null` means "all defaults"
+    own: bool = False  # the operator's own choice, stated on the page: a bot of its own never inherits it
     doc: str = ""
 
 
@@ -242,7 +249,11 @@ def build(cls: type, raw: Mapping[str, Any], where: str = "") -> tuple[Any, dict
         meta = _meta(f)
         tp = hints[f.name]
         nullable, inner = _optional(tp)
-        if f.name in raw:
+        if f.name in raw and meta.own and unwritten_mark(raw[f.name]):
+            # Still to write: the default until then, the mark kept where `heed profile check` finds it.
+            values[f.name] = f.default_factory() if f.default_factory is not MISSING else f.default
+            plain[f.name] = raw[f.name]
+        elif f.name in raw:
             given = raw[f.name]
             if given is None and meta.null_is_default and dataclasses.is_dataclass(inner):
                 given = {}
