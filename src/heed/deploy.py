@@ -185,9 +185,8 @@ def _progress(line: str) -> None:
 def conformance_gate(ref: str, profile: Any, force: str | None) -> str:
     """"passed", or "forced" past the broken rules named on stderr; PromiseBroken without force.
     The profile's numbers are judged first: a number that breaks a promise needs no scenario."""
-    from heed.conformance.catalogue import catalogue
+    from heed.conformance.catalogue import broken_numbers
     from heed.conformance.command import base_bot, run
-    from heed.conformance.model import Proof
 
     def broken(ids: Sequence[str], why: str) -> str:
         line = f"conformance: {', '.join(ids)} broken ({why})"
@@ -201,16 +200,11 @@ def conformance_gate(ref: str, profile: Any, force: str | None) -> str:
     except ConfigError as exc:
         return broken(["every rule"], str(exc))
     t0 = time.monotonic()
-    rules, _ = catalogue(bot)
-    by_numbers = []
-    for rule in rules:
-        proof = Proof()
-        for number in rule.numbers:
-            number.judge(profile, proof)
-        if not proof.ok:
-            by_numbers.append((rule.id, "; ".join(t for ok, t in proof.lines if not ok)))
+    by_numbers: dict[str, list[str]] = {}
+    for found in broken_numbers(bot, profile):
+        by_numbers.setdefault(found.rule, []).append(found.evidence)
     if by_numbers:
-        return broken([i for i, _ in by_numbers], "; ".join(f"{i}: NOT {why}" for i, why in by_numbers))
+        return broken(list(by_numbers), "; ".join(f"{i}: NOT {'; '.join(why)}" for i, why in by_numbers.items()))
     report = run(ref, None, _progress)
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")

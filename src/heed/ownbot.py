@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from heed_core.errors import ConfigError
-from heed_core.profile import BUILTIN_BOTS, PageTexts, Spec, load_profile
+from heed_core.profile import BUILTIN_BOTS, PageTexts, Profile, Spec, builtin_base, load_profile
 from heed_core.profile_schema import describe, fields_of
 
 from heed.botcheck import IDENTITY_KEYS, MARK, PLACEHOLDER_HOST, check_lines
 from heed.pages import language as page_language
 
-__all__ = ["DEFAULT_BASE", "BotError", "new_bot_files", "new_bot_text", "register", "robots_token_for"]
+__all__ = ["DEFAULT_BASE", "BotError", "new_bot_files", "new_bot_text", "register", "robots_token_for",
+           "warning_lines"]
 
 DEFAULT_BASE = "springstudiobot"  # the most careful: 10 s between requests, a page once a day, titles only
 
@@ -297,23 +298,46 @@ def cmd_new_bot(args: argparse.Namespace) -> int:
     return 0
 
 
+def warning_lines(ref: str, profile: Profile) -> list[str]:
+    """One line per key of ``profile`` that breaks a promise of the built-in bot it extends,
+    naming the rule ids: its numbers judged as `heed conformance` and `heed deploy` judge them
+    (the gaps, caps, in-flight limit and schedules of the base's rules), no scenario played."""
+    from heed.conformance.catalogue import broken_numbers
+
+    base = builtin_base(ref)
+    if base is None:
+        return []
+    by_key: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+    for broken in broken_numbers(base, profile):
+        if not set(broken.keys) & set(IDENTITY_KEYS):  # an identity that is not its own has lines of its own
+            by_key.setdefault(broken.keys, []).append((broken.rule, broken.said))
+    lines = []
+    for found in by_key.values():
+        rules = list(dict.fromkeys(rule for rule, _ in found))
+        lines.append(f"{ref}: warning: {found[0][1]}: breaks {base}'s promise{'s' if len(rules) > 1 else ''} "
+                     f"{', '.join(rules)} (heed deploy stops at it unless --force)")
+    return lines
+
 
 def cmd_profile_check(args: argparse.Namespace) -> int:
     """`heed profile check FILE`: 0 when nothing is left to write, 1 with a line per key that
-    is, 2 for a profile that does not load."""
+    is, 2 for a profile that does not load. A warning (a number looser than the base bot's
+    promise) is a line too, and changes no exit code."""
     from heed_core.bundle import content_hash
 
     profile = load_profile(args.bot)  # a profile that does not load: heed.cli.main, exit 2
     lines = check_lines(args.bot, profile)
+    warnings = warning_lines(args.bot, profile)
     if getattr(args, "json", False):
         print(json.dumps({"profile": args.bot, "bot": profile.name, "ready": not lines, "to_write": lines,
-                          "sha256": content_hash(profile)}, ensure_ascii=False))
+                          "warnings": warnings, "sha256": content_hash(profile)}, ensure_ascii=False))
         return 1 if lines else 0
-    for line in lines:
+    for line in lines + warnings:
         print(line)
     if lines:
         print(f"{args.bot}: {len(lines)} to write before it is published or deployed")
         return 1
+    said = f", {len(warnings)} warning{'s' if len(warnings) > 1 else ''} above" if warnings else ""
     print(f"{args.bot}: ready: {profile.name}, its own identity, every sentence written "
-          f"(sha256 {content_hash(profile)})")
+          f"(sha256 {content_hash(profile)}){said}")
     return 0

@@ -1,7 +1,7 @@
 """A bot of its own in any language, declaring what it says of itself (issue 36): the page's
 sentences are a data file per language, a language Heed has none for is a file `heed new-bot`
 writes to translate and `heed profile check` lists line by line; the AIPREF uses are written,
-never inherited."""
+never inherited; a number looser than the base bot's promise is a warning naming the rule."""
 from __future__ import annotations
 
 import json
@@ -255,6 +255,72 @@ def test_aipref_usage_is_to_write_in_a_new_profile(tmp_path: Path, capsys: pytes
 def test_only_a_key_the_schema_declares_own_may_be_left_to_write() -> None:
     with pytest.raises(ProfileError, match=r"^politeness\.min_delay_s: 'WRITE ME: a gap' is not valid"):
         load_profile_data({**own_identity("aubebot"), "politeness": {"min_delay_s": "WRITE ME: a gap"}})
+
+
+# --- a number looser than the base's promise: a warning naming the rule ---------------------------
+
+def test_profile_check_warns_of_a_looser_in_flight_limit_and_a_shorter_gap_naming_the_rules(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "new-bot", "mybot", "--language", "it", "--extends", "aubebot")[0] == 0
+    text = written(Path("mybot.yaml").read_text(encoding="utf-8"))
+    # GIVEN a profile ready but for two numbers: two requests in flight, 1 s between requests to a host
+    text = text.replace("  max_in_flight: 1  # AUBE-11", "  max_in_flight: 2")
+    text = text.replace("  min_delay_s: 1.5  # COMMON-05, AUBE-09", "  min_delay_s: 1.0")
+    Path("mybot.yaml").write_text(text, encoding="utf-8")
+    # WHEN profile check is asked THEN each key is one warning naming AubeBot's rule ids, and it is ready: exit 0
+    code, out, _ = run(capsys, "profile", "check", "mybot.yaml")
+    sha = content_hash(load_profile("mybot.yaml"))
+    out_lines = out.splitlines()
+    assert code == 0 and out_lines == [
+        "mybot.yaml: warning: politeness.min_delay_s = 1.0, promised >= 1.5: breaks aubebot's promises COMMON-05, "
+        "AUBE-09 (heed deploy stops at it unless --force)",
+        "mybot.yaml: warning: politeness.max_in_flight = 2, promised == 1: breaks aubebot's promise AUBE-11 "
+        "(heed deploy stops at it unless --force)",
+        f"mybot.yaml: ready: mybot, its own identity, every sentence written (sha256 {sha}), 2 warnings above"]
+    code, out, _ = run(capsys, "profile", "check", "mybot.yaml", "--json")
+    said = json.loads(out)
+    assert code == 0 and said["ready"] and said["warnings"] == out_lines[:2]
+    # AND heed deploy, judging the same numbers, stops at the same rules (before any scenario)
+    from heed.deploy import PromiseBroken, conformance_gate
+
+    with pytest.raises(PromiseBroken, match=r"^conformance: COMMON-05, AUBE-09, AUBE-11 broken \(COMMON-05: NOT "
+                                            r"profile: politeness\.min_delay_s = 1\.0 >= 1\.5; AUBE-09: "):
+        conformance_gate("mybot.yaml", load_profile("mybot.yaml"), None)
+
+
+def test_a_looser_schedule_and_cap_are_warnings_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "mybot.yaml"
+    text = written(new_bot_text_for("subsidieupdate"))
+    text = text.replace('"cron(0 7,9,11,13,15 ? * MON-FRI *)"', '"cron(0 7,8,9,10,11,12,13,14,15 ? * MON-FRI *)"')
+    text = text.replace("max_pages_per_host_per_round: 6", "max_pages_per_host_per_round: 9")
+    path.write_text(text, encoding="utf-8")
+    code, out, _ = run(capsys, "profile", "check", str(path))
+    warnings = [line for line in out.splitlines() if ": warning: " in line]
+    # one rule binds both (SUBSIDIE-02: five rounds a working day, a handful of pages a round): a line each key
+    assert code == 0 and [w.split(": warning: ")[1].split(" ")[0] for w in warnings] == [
+        "schedules", "tasks.subsidy.max_pages_per_host_per_round"], out
+    assert all(w.endswith("breaks subsidieupdate's promise SUBSIDIE-02 (heed deploy stops at it unless --force)")
+               for w in warnings)
+    assert "Mon 9 Tue 9 Wed 9 Thu 9 Fri 9 Sat 1 Sun 1, promised subsidy 5-5 a working day, 1-1 a weekend day" \
+        in warnings[0]
+    assert "tasks.subsidy.max_pages_per_host_per_round = 9, promised <= 6:" in warnings[1]
+
+
+def new_bot_text_for(base: str) -> str:
+    from heed.ownbot import new_bot_text
+
+    return new_bot_text("mybot", "nl", base)
+
+
+def test_a_built_in_bot_and_a_bot_as_strict_as_its_base_have_no_warning(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "profile", "check", "aubebot")[1].splitlines()[-1].startswith("aubebot: ready: aubebot")
+    path = tmp_path / "mybot.yaml"
+    path.write_text(written(new_bot_text_for("aubebot")).replace("  min_delay_s: 1.5", "  min_delay_s: 3"),
+                    encoding="utf-8")
+    code, out, _ = run(capsys, "profile", "check", str(path))
+    assert code == 0 and ": warning: " not in out
 
 
 def test_a_profile_file_carries_the_sentences_of_a_language_heed_has_none_for(tmp_path: Path) -> None:
