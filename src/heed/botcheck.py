@@ -138,7 +138,8 @@ def refusal(ref: str, profile: Profile) -> str | None:
     keys = [k for k, _ in unwritten(profile)]
     left = untranslated(ref, profile)
     if left:
-        keys.append(f"{len(left)} sentences in {', '.join(dict.fromkeys(f for f, _, _ in left))}")
+        keys.append(f"{len(left)} sentence{'s' if len(left) > 1 else ''} in "
+                    f"{', '.join(dict.fromkeys(f for f, _, _ in left))}")
     if keys:
         return f"{ref}: still to write: {', '.join(keys)} (heed profile check {ref} says what each is)"
     return None

@@ -165,8 +165,8 @@ def load(ref: str) -> Any:
     left = untranslated(ref, profile)
     for where in dict.fromkeys(f for f, _, _ in left):  # its page cannot be made: one line a file
         count = sum(1 for f, _, _ in left if f == where)
-        lines.append(f"{where}: {count} sentences of the info page still to write (heed profile check {ref} "
-                     "lists them)")
+        lines.append(f"{where}: {count} sentence{'s' if count > 1 else ''} of the info page still to write "
+                     f"(heed profile check {ref} lists them)")
     for line in lines[:-1]:  # one line per mistake
         print(f"heed deploy: {line}", file=sys.stderr)
     if lines:
