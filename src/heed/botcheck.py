@@ -1,27 +1,32 @@
 """What a profile must lose before its page is published or its bot deployed: an identity that
 is still its base bot's (``identity_problem``: info-page, deploy and samconfig refuse it; local
-run and conformance warn), and values still marked ``WRITE ME`` by `heed new-bot` (a URL: on the
-``write-me.invalid`` host, which never resolves)."""
+run and conformance warn), values still marked ``WRITE ME`` by `heed new-bot` (a URL: on the
+``write-me.invalid`` host, which never resolves), and the sentences of its page still to
+translate where it carries its own (``untranslated``)."""
 from __future__ import annotations
 
 import re
 import sys
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
-from heed_core.profile import Profile, builtin_base, load_profile
+from heed_core.profile import BUILTIN_BOTS, Profile, builtin_base, load_profile, sentence_files
+from heed_core.profile_schema import MARK
+
+from heed.pages.language import problems
 
 __all__ = ["ADDRESS_KEYS", "IDENTITY_KEYS", "MARK", "PLACEHOLDER_HOST", "check_lines", "identity_problem", "refusal",
-           "inherited_identity", "unwritten", "warn_identity"]
+           "inherited_identity", "untranslated", "unwritten", "warn_identity"]
 
-MARK = "WRITE ME"
 PLACEHOLDER_HOST = "write-me.invalid"  # RFC 2606: .invalid never resolves
 _UNWRITTEN = re.compile(rf"{MARK}|{re.escape(PLACEHOLDER_HOST)}", re.IGNORECASE)
 
 # Who a bot is: never its base bot's. The info page's texts hold its operator and every sentence.
 IDENTITY_KEYS = ("name", "user_agent", "robots_token", "info_url", "contact")
-# What the base bot publishes as its own, where it has any: its addresses and its signing agent.
-ADDRESS_KEYS = ("egress.ips", "egress.reverse_dns", "identity.web_bot_auth.signature_agent")
+# What the base bot publishes as its own, where it has any: its addresses, its signing agent and
+# its privacy statement.
+ADDRESS_KEYS = ("egress.ips", "egress.reverse_dns", "identity.web_bot_auth.signature_agent", "info_page.privacy_url")
 _TEXT_FIELDS_NOT_IDENTITY = ("example_path",)
 
 
@@ -91,22 +96,50 @@ def _leaves(value: Any, at: str) -> Iterator[tuple[str, Any]]:
 
 
 def unwritten(profile: Profile) -> list[tuple[str, str]]:
-    """(key, what to write) of every value still marked WRITE ME (or on the placeholder host)."""
+    """(key, what to write) of every value still marked WRITE ME (or on the placeholder host), but
+    the page's sentences (``untranslated`` says what of those is left)."""
     out = []
     for at, v in _leaves(profile.data, ""):
+        if at.startswith("info_page.sentences."):
+            continue
         if isinstance(v, str) and _UNWRITTEN.search(v):
             hint = v.split(":", 1)[1].strip() if v.upper().startswith(MARK + ":") else f"replace {v!r}"
             out.append((at, hint))
     return out
 
 
+def untranslated(ref: str, profile: Profile) -> list[tuple[str, str, str]]:
+    """(file, key, what is wrong) of each key of the sentences files the profile carries (its
+    page in a language Heed has none for) that keeps the page from being made: still to
+    translate, missing, misspelt. ``file`` is the file the profile names (else its key)."""
+    page = profile.info_page
+    if page is None or not page.sentences:
+        return []
+    files = {lang: _shown(path) for lang, path in sentence_files(ref).items()} if ref not in BUILTIN_BOTS else {}
+    return [(files.get(lang, f"{ref}: info_page.sentences.{lang}"), at, what)
+            for lang, data in page.sentences.items() for at, what in problems(data)]
+
+
+def _shown(path: Path) -> str:
+    """A file as the user would name it: from the current folder when it is under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def refusal(ref: str, profile: Profile) -> str | None:
     """The one line info-page refuses a profile with: the identity keys it still takes from its
-    base bot, else the keys still marked WRITE ME; None when there is nothing to refuse."""
+    base bot, else the keys still marked WRITE ME and the page's sentences still to translate;
+    None when there is nothing to refuse."""
     problem = identity_problem(ref, profile)
     if problem:
         return problem
     keys = [k for k, _ in unwritten(profile)]
+    left = untranslated(ref, profile)
+    if left:
+        keys.append(f"{len(left)} sentence{'s' if len(left) > 1 else ''} in "
+                    f"{', '.join(dict.fromkeys(f for f, _, _ in left))}")
     if keys:
         return f"{ref}: still to write: {', '.join(keys)} (heed profile check {ref} says what each is)"
     return None
@@ -115,6 +148,7 @@ def refusal(ref: str, profile: Profile) -> str | None:
 def check_lines(ref: str, profile: Profile) -> list[str]:
     """Every mistake a profile must lose before it may be published or deployed, one a line."""
     lines = [f"{ref}: {k}: still to write ({hint})" for k, hint in unwritten(profile)]
+    lines += [f"{where}: {at}: {what}" for where, at, what in untranslated(ref, profile)]
     base = builtin_base(ref)
     if base is not None:
         lines += [f"{ref}: {k}: still {base}'s (write your own)"

@@ -261,10 +261,13 @@ def build_parser() -> argparse.ArgumentParser:
     from heed import ownbot
 
     pcheck = prof_sub.add_parser("check", help="what a profile still has to write (WRITE ME, its base bot's "
-                                               "identity): exit 0 when nothing, 1 with a line each")
+                                               "identity, its page's sentences): exit 0 when nothing, 1 with a line "
+                                               "each; a number looser than its base bot's promise is a warning line "
+                                               "naming the rule, whatever the exit code")
     pcheck.add_argument("bot", metavar="FILE")
     pcheck.add_argument("--json", action="store_true",
-                        help="one JSON object: ready or not, what is left to write, the profile's sha256")
+                        help="one JSON object: ready or not, what is left to write, the warnings, the profile's "
+                             "sha256")
     pcheck.set_defaults(func=ownbot.cmd_profile_check)
 
     from heed import cost, deploy, events_cli, identity_cli, operator, serve_cli, service_cli, state_cli

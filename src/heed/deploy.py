@@ -146,7 +146,7 @@ def aws_account(region: str | None, profile: str | None, *, credentials: bool) -
 def load(ref: str) -> Any:
     from heed_core.profile import BUILTIN_BOTS, ProfileError, load_profile
 
-    from heed.botcheck import identity_problem, unwritten
+    from heed.botcheck import identity_problem, untranslated, unwritten
     from heed.samconfig import deploy_env
 
     try:
@@ -161,12 +161,16 @@ def load(ref: str) -> Any:
         raise DeployError(problem)
     if profile.name in BUILTIN_BOTS:
         raise DeployError(f"{ref}: name: {profile.name!r} is a built-in bot's; a bot of its own needs its own name")
-    keys = unwritten(profile)
-    for k, hint in keys[:-1]:  # one line per mistake
-        print(f"heed deploy: {ref}: {k}: still to write ({hint})", file=sys.stderr)
-    if keys:
-        k, hint = keys[-1]
-        raise DeployError(f"{ref}: {k}: still to write ({hint})")
+    lines = [f"{ref}: {k}: still to write ({hint})" for k, hint in unwritten(profile)]
+    left = untranslated(ref, profile)
+    for where in dict.fromkeys(f for f, _, _ in left):  # its page cannot be made: one line a file
+        count = sum(1 for f, _, _ in left if f == where)
+        lines.append(f"{where}: {count} sentence{'s' if count > 1 else ''} of the info page still to write "
+                     f"(heed profile check {ref} lists them)")
+    for line in lines[:-1]:  # one line per mistake
+        print(f"heed deploy: {line}", file=sys.stderr)
+    if lines:
+        raise DeployError(lines[-1])
     return profile
 
 
@@ -181,9 +185,8 @@ def _progress(line: str) -> None:
 def conformance_gate(ref: str, profile: Any, force: str | None) -> str:
     """"passed", or "forced" past the broken rules named on stderr; PromiseBroken without force.
     The profile's numbers are judged first: a number that breaks a promise needs no scenario."""
-    from heed.conformance.catalogue import catalogue
+    from heed.conformance.catalogue import broken_numbers
     from heed.conformance.command import base_bot, run
-    from heed.conformance.model import Proof
 
     def broken(ids: Sequence[str], why: str) -> str:
         line = f"conformance: {', '.join(ids)} broken ({why})"
@@ -197,16 +200,11 @@ def conformance_gate(ref: str, profile: Any, force: str | None) -> str:
     except ConfigError as exc:
         return broken(["every rule"], str(exc))
     t0 = time.monotonic()
-    rules, _ = catalogue(bot)
-    by_numbers = []
-    for rule in rules:
-        proof = Proof()
-        for number in rule.numbers:
-            number.judge(profile, proof)
-        if not proof.ok:
-            by_numbers.append((rule.id, "; ".join(t for ok, t in proof.lines if not ok)))
+    by_numbers: dict[str, list[str]] = {}
+    for found in broken_numbers(bot, profile):
+        by_numbers.setdefault(found.rule, []).append(found.evidence)
     if by_numbers:
-        return broken([i for i, _ in by_numbers], "; ".join(f"{i}: NOT {why}" for i, why in by_numbers))
+        return broken(list(by_numbers), "; ".join(f"{i}: NOT {'; '.join(why)}" for i, why in by_numbers.items()))
     report = run(ref, None, _progress)
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")

@@ -103,6 +103,18 @@ def test_the_wheel_runs_its_own_code_and_its_own_copy_of_the_stack(installed: Pa
         assert (root / name).read_bytes() == (ROOT / name).read_bytes(), name
 
 
+def test_the_wheel_ships_the_words_of_the_info_page(installed: Path, tmp_path: Path) -> None:
+    # GIVEN the installed wheel: the page's languages are data files (heed/pages/languages), package data
+    _run([installed / "heed", "info-page", "aubebot", "--out", tmp_path / "site"], cwd=tmp_path, timeout=120,
+         env=_outside_env())
+    page = (tmp_path / "site" / "aube.news" / "robot" / "index.html").read_text(encoding="utf-8")
+    assert '<html lang="it">' in page and "Le richieste partono una alla volta" in page
+    # AND a bot in a language Heed has no words for gets English's file to translate
+    _run([installed / "heed", "new-bot", "mybot", "--language", "fr", "--extends", "aubebot"], cwd=tmp_path,
+         timeout=120, env=_outside_env())
+    assert 'h_fetch: "WRITE ME: What we fetch"' in (tmp_path / "mybot.fr.yaml").read_text(encoding="utf-8")
+
+
 def test_the_wheel_knows_its_version(installed: Path, tmp_path: Path) -> None:
     proc = _run([installed / "heed", "--version"], cwd=tmp_path, timeout=60, env=_outside_env())
     assert proc.stdout.strip() == "heed 0.1.0"

@@ -8,7 +8,7 @@ from typing import Any
 
 from heed_core.profile import load_profile
 
-__all__ = ["own_identity", "written"]
+__all__ = ["own_identity", "translated", "written"]
 
 
 def _own(value: Any) -> Any:
@@ -31,8 +31,19 @@ def own_identity(base: str, name: str = "ownbot", host: str = "own.example") -> 
 
 
 def written(text: str, name: str = "mybot") -> str:
-    """A profile `heed new-bot` wrote for ``name``, with what a user writes where it left WRITE ME."""
+    """A profile `heed new-bot` wrote for ``name``, with what a user writes where it left WRITE ME
+    (its usage: what its base bot declares, chosen again)."""
+    base = re.search(r"^extends: (\S+)$", text, re.M)
+    if base:
+        uses = json.dumps(list(load_profile(base.group(1)).spec.usage))
+        text = re.sub(r'^usage: "WRITE ME: [^"]*"', f"usage: {uses}", text, flags=re.M)
     text = text.replace(f"https://write-me.invalid/{name}", f"https://bots.example.org/{name}")
     text = text.replace('"WRITE ME: an e-mail address or a contact page URL, read by a person"',
                         '"crawler@bots.example.org"')
     return re.sub(r'"WRITE ME: ([^"]*)"', lambda m: json.dumps("Example Bots: " + m.group(1)), text)
+
+
+def translated(text: str, tag: str) -> str:
+    """A sentences file `heed new-bot` wrote to translate, with every WRITE ME written: the English
+    after the mark, tagged as the translation (``[fr] Who we are ...``), its placeholders kept."""
+    return re.sub(r'"WRITE ME: ((?:[^"\\]|\\.)*)"', lambda m: f'"[{tag}] {m.group(1)}"', text)

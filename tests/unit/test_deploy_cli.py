@@ -109,11 +109,13 @@ def test_a_profile_still_to_write_is_one_line_per_key(project: Path, capsys: pyt
     (project / "mybot.yaml").write_text(new_bot_text("mybot", "nl", "wannadobot"), encoding="utf-8")
     code, _, err = deploy(capsys, "--bot", "mybot.yaml", "--stack", "mine", "--region", "eu-west-1", "--dry-run")
     lines = err.strip().splitlines()
-    assert code == 2 and len(lines) == 11 and "Traceback" not in err
+    assert code == 2 and len(lines) == 12 and "Traceback" not in err
     assert lines[0] == ("heed deploy: mybot.yaml: user_agent: still to write (replace "
                         "'Mybot/0.1 (+https://write-me.invalid/mybot)')")
-    assert lines[-1] == "heed deploy: mybot.yaml: info_page.texts.en.keeps[0]: still to write (what we keep and why " \
+    assert lines[-2] == "heed deploy: mybot.yaml: info_page.texts.en.keeps[0]: still to write (what we keep and why " \
                         "(in English))"
+    assert lines[-1] == "heed deploy: mybot.yaml: usage: still to write (a list of uses: train-ai, ai-use, search " \
+                        "([] for none))"
 
 
 @pytest.mark.parametrize(("argv", "message"), [

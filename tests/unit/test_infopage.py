@@ -19,9 +19,11 @@ from heed_core.profile import BUILTIN_BOTS, Profile, ProfileError, load_profile,
 
 from heed import cli
 from heed.infopage import facts, ips_json, render_info_page, write_info_page
-from heed.pages import de, en, it, nb, nl, words
-from heed.pages.content import LANGUAGES, page_languages
+from heed.pages import words
+from heed.pages.content import page_languages
+from heed.pages.language import built_in, shipped
 
+en, nb, de, nl, it = (shipped(tag) for tag in ("en", "nb", "de", "nl", "it"))
 PAGES = [(bot, lang) for bot in BUILTIN_BOTS for lang in page_languages(load_profile(bot))]
 SECTIONS = ("who", "recognise", "fetch", "never", "pace", "robots", "control", "stop", "contact")
 
@@ -35,7 +37,7 @@ def _text(p: Profile, lang: str) -> str:
 @pytest.mark.parametrize("bot", BUILTIN_BOTS)
 def test_every_bot_has_a_page_in_its_language_and_in_english(bot: str) -> None:
     p = load_profile(bot)
-    assert page_languages(p) == (p.language, "en") and p.language in LANGUAGES
+    assert page_languages(p) == (p.language, "en") and p.language in built_in()
     native, english = render_info_page(p, p.language), render_info_page(p, "en")
     assert f'<html lang="{p.language}">' in native and '<html lang="en">' in english
     assert native != english
@@ -62,7 +64,7 @@ def test_common_01_09_who_knocks_and_how_to_keep_it_out(bot: str, lang: str) -> 
 @pytest.mark.parametrize("bot, lang", PAGES)
 def test_the_page_carries_the_profiles_numbers(bot: str, lang: str) -> None:
     p = load_profile(bot)
-    w = __import__(f"heed.pages.{lang}", fromlist=["WORDS"]).WORDS
+    w = shipped(lang).words
     text = _text(p, lang)
     assert words.duration(p.politeness.min_delay_s, w) in text
     assert words.duration(p.politeness.crawl_delay_cap_s, w) in text
@@ -127,7 +129,7 @@ def test_a_changed_profile_number_is_the_new_value_on_both_pages(
     ("cron(0 6 1 * ? *)", en, "on the schedule cron(0 6 1 * ? *) (UTC)"),  # the 1st of each month: as it is
 ])
 def test_schedules_in_words(expr: str, lang: Any, said: str) -> None:
-    assert words.schedule(expr, lang.WORDS) == said
+    assert words.schedule(expr, lang.words) == said
 
 
 @pytest.mark.parametrize("seconds, lang, said", [
@@ -142,17 +144,17 @@ def test_schedules_in_words(expr: str, lang: Any, said: str) -> None:
     (604800, en, "1 week"),
 ])
 def test_durations_in_words(seconds: float, lang: Any, said: str) -> None:
-    assert words.duration(seconds, lang.WORDS) == said
+    assert words.duration(seconds, lang.words) == said
 
 
 def test_german_dative_after_von_and_bis_zu() -> None:
-    assert words.duration(172800, de.WORDS, dative=True) == "2 Tagen"
+    assert words.duration(172800, de.words, dative=True) == "2 Tagen"
     p = load_profile_data({"extends": "praha-x", "politeness": {"crawl_delay_cap_s": 172800}})
     assert "bis zu 2 Tagen" in _text(p, "de")
 
 
 def test_round_spacing_as_a_span() -> None:
-    assert words.span(360, 420, en.WORDS) == "6–7 minutes"
+    assert words.span(360, 420, en.words) == "6–7 minutes"
     assert "6–7 minuten tussen twee pagina’s" in _text(load_profile("wannadobot"), "nl")
 
 
@@ -230,9 +232,9 @@ def test_every_language_has_every_sentence_with_the_same_blanks() -> None:
         return {f.removesuffix("_dat") for _, f, _, _ in string.Formatter().parse(t) if f}
 
     for mod in (nb, de, nl, it):
-        assert set(mod.PHRASES) == set(en.PHRASES), mod.NAME
-        for key, template in mod.PHRASES.items():
-            assert blanks(template) <= blanks(en.PHRASES[key]) | {"ttl", "cap", "d", "backoff", "window"}, key
+        assert set(mod.sentences) == set(en.sentences), mod.name
+        for key, template in mod.sentences.items():
+            assert blanks(template) <= blanks(en.sentences[key]) | {"ttl", "cap", "d", "backoff", "window"}, key
 
 
 def test_a_profile_without_page_words_is_refused_with_the_key() -> None:

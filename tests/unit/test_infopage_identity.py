@@ -17,12 +17,13 @@ from heed_core.profile import BUILTIN_BOTS, Profile, ProfileError, load_profile,
 
 from heed import cli
 from heed.infopage import facts, render_info_page, write_info_page
-from heed.pages import de, en, it, nb, nl
 from heed.pages.content import page_languages
+from heed.pages.language import shipped
 
 from tests.support.bots import own_identity
 
-MODULES = {"en": en, "nb": nb, "de": de, "nl": nl, "it": it}
+MODULES = {tag: shipped(tag) for tag in ("en", "nb", "de", "nl", "it")}
+en, de = MODULES["en"], MODULES["de"]
 PAGES = [(bot, lang) for bot in BUILTIN_BOTS for lang in page_languages(load_profile(bot))]
 
 
@@ -34,7 +35,7 @@ def text(p: Profile, lang: str, **kw: Any) -> str:
 @pytest.mark.parametrize(("bot", "lang"), PAGES)
 def test_the_page_names_the_declared_uses_and_what_a_refusal_does(bot: str, lang: str) -> None:
     p = load_profile(bot)
-    phrases = MODULES[lang].PHRASES
+    phrases = MODULES[lang].sentences
     page, words = render_info_page(p, lang), text(p, lang)
     # THEN each declared use is on the page, as code, with its sentence
     for use in p.spec.usage:
@@ -57,13 +58,13 @@ def test_spring_says_it_hands_nothing_to_an_ai_system() -> None:
 
 
 def test_praha_04_the_site_check_under_a_refusal_is_on_the_page() -> None:
-    assert de.PHRASES["usage_site_check"] in text(load_profile("praha-x"), "de")
-    assert en.PHRASES["usage_site_check"] not in text(load_profile("aubebot"), "en")  # no site check
+    assert de.sentences["usage_site_check"] in text(load_profile("praha-x"), "de")
+    assert en.sentences["usage_site_check"] not in text(load_profile("aubebot"), "en")  # no site check
 
 
 def test_a_bot_that_declares_no_use_says_nothing_of_uses() -> None:
     p = load_profile_data({"extends": "aubebot", "usage": []})
-    assert en.PHRASES["h_usage"] not in text(p, "en") and "Content-Usage" not in render_info_page(p, "en")
+    assert en.sentences["h_usage"] not in text(p, "en") and "Content-Usage" not in render_info_page(p, "en")
 
 
 # --- signed requests -------------------------------------------------------------------------------
@@ -94,7 +95,7 @@ def test_a_signing_bot_says_how_to_verify_with_the_directory_the_key_id_and_the_
     # THEN the page names the directory (a link), the Signature-Agent and the key id
     assert f'<a href="{AGENT}">{AGENT}</a>' in page
     assert f'<code translate="no">{keyid}</code>' in page
-    phrases = MODULES[lang].PHRASES
+    phrases = MODULES[lang].sentences
     assert phrases["sig_verify"].format(agent=AGENT, keyid=keyid, directory=AGENT) in words
     # AND the address route beside it: reverse DNS, shown above it
     assert phrases["sig_or_rdns"] in words
@@ -104,14 +105,14 @@ def test_a_signing_bot_says_how_to_verify_with_the_directory_the_key_id_and_the_
 def test_without_reverse_dns_the_route_is_ips_json(key_file: Path) -> None:
     p = signing("wannadobot", key_file, egress={"reverse_dns": None})
     words = text(p, "en")
-    assert en.PHRASES["sig_or_ips"].format(link="/crawler/ips.json") in words
-    assert en.PHRASES["sig_or_rdns"] not in words
+    assert en.sentences["sig_or_ips"].format(link="/crawler/ips.json") in words
+    assert en.sentences["sig_or_rdns"] not in words
 
 
 def test_without_published_addresses_no_route_is_promised(key_file: Path) -> None:
     words = text(signing("aubebot", key_file), "en")
     assert "Web Bot Auth" in words
-    assert en.PHRASES["sig_or_rdns"] not in words and "ips.json" not in words
+    assert en.sentences["sig_or_rdns"] not in words and "ips.json" not in words
 
 
 def test_a_bot_that_does_not_sign_says_nothing_of_signatures() -> None:

@@ -67,9 +67,9 @@ def test_new_bot_writes_a_profile_to_fill_in_and_profile_check_lists_what_is_lef
     keys = [line.split(": ")[1] for line in out.splitlines()[:-1]]
     assert code == 1 and keys == [
         "user_agent", "info_url", "contact", *[f"info_page.texts.{lang}.{k}" for lang in ("it", "en")
-                                                for k in ("lead", "about[0]", "operator", "keeps[0]")]]
+                                                for k in ("lead", "about[0]", "operator", "keeps[0]")], "usage"]
     assert "mybot.yaml: info_page.texts.it.operator: still to write (who runs the bot (in Italiano))" in out
-    assert out.splitlines()[-1] == "mybot.yaml: 11 to write before it is published or deployed"
+    assert out.splitlines()[-1] == "mybot.yaml: 12 to write before it is published or deployed"
     # WHEN every WRITE ME is written THEN it is ready, with its content hash
     Path("mybot.yaml").write_text(written(text), encoding="utf-8")
     code, out, _ = run(capsys, "profile", "check", "mybot.yaml")
@@ -108,7 +108,8 @@ def test_new_bot_defaults_to_the_most_careful_base(tmp_path: Path, capsys: pytes
 @pytest.mark.parametrize(("argv", "message"), [
     (["aubebot", "--language", "it"], "NAME: 'aubebot' is a built-in bot's name; a bot of your own needs its own"),
     (["My_Bot", "--language", "en"], "NAME: 'My_Bot' is not a bot name (lower-case letters, digits and '-', up to 41)"),
-    (["b42", "--language", "fr"], "--language: 'fr' has no info-page sentences (known: en, nb, de, nl, it)"),
+    (["b42", "--language", "french"], "--language: 'french' is not a BCP 47 language tag"),
+    (["b42", "--language", "pt_BR"], "--language: 'pt_BR' is not a BCP 47 language tag"),
     (["b42", "--language", "en", "--extends", "googlebot"], "--extends: 'googlebot' is not a built-in bot"),
     (["42", "--language", "en"], "NAME: '42' has no letter to make its robots.txt product token from"),
 ])
@@ -172,7 +173,7 @@ def test_info_page_refuses_a_page_still_marked_write_me(tmp_path: Path, capsys: 
     assert code == 2 and err.count("\n") == 1
     assert err.startswith(f"heed info-page: {path}: still to write: user_agent, info_url, contact, "
                           "info_page.texts.en.lead, info_page.texts.en.about[0], ")
-    assert [k for k, _ in unwritten(load_profile(str(path)))][-1] == "info_page.texts.en.keeps[0]"
+    assert [k for k, _ in unwritten(load_profile(str(path)))][-2:] == ["info_page.texts.en.keeps[0]", "usage"]
 
 
 def test_conformance_of_a_derived_profile_warns_once_and_goes_on(tmp_path: Path,

@@ -49,7 +49,7 @@ __all__ = ["BUILTIN_BOTS", "TASK_KINDS", "AgendaTask", "ArticleFollowup", "Egres
            "Operator", "PageTask", "PageTexts", "Politeness", "Profile", "ProfileError", "Redirects", "Responses",
            "RobotsRules", "Schedule", "SiteCheckTask", "SitemapFallback", "SitemapTask", "Spec", "SubsidyTask",
            "Tasks", "Urls", "builtin_base", "builtin_text", "deep_merge", "extends_chain", "key_reference",
-           "load_profile", "load_profile_data", "validate"]
+           "load_profile", "load_profile_data", "sentence_files", "validate"]
 
 BUILTIN_BOTS = ("springstudiobot", "praha-x", "wannadobot", "subsidieupdate", "aubebot")
 _MAX_EXTENDS_DEPTH = 8
@@ -283,9 +283,9 @@ def builtin_text(name: str) -> str:
     return resources.files("heed_core.profiles").joinpath(f"{name}.yaml").read_text(encoding="utf-8")
 
 
-def _layers(ref: str, base_dir: Path | None, depth: int) -> list[tuple[str, dict[str, Any]]]:
-    """(where, unmerged mapping) of a built-in name or a file path and of every profile it
-    extends, the root first; `extends:` taken out."""
+def _layers(ref: str, base_dir: Path | None, depth: int) -> list[tuple[str, dict[str, Any], Path | None]]:
+    """(where, unmerged mapping, its folder) of a built-in name or a file path and of every
+    profile it extends, the root first; `extends:` taken out."""
     if depth > _MAX_EXTENDS_DEPTH:
         raise ProfileError(f"extends: chain deeper than {_MAX_EXTENDS_DEPTH} (a cycle?)")
     if ref in BUILTIN_BOTS:
@@ -308,27 +308,55 @@ def _layers(ref: str, base_dir: Path | None, depth: int) -> list[tuple[str, dict
         where = str(path)
     parent = data.pop("extends", None)
     if parent is None:
-        return [(where, data)]
+        return [(where, data, here)]
     if not isinstance(parent, str):
         raise ProfileError(f"{where}: extends: must be a built-in name or a path")
-    return _layers(parent, here, depth + 1) + [(where, data)]
+    return _layers(parent, here, depth + 1) + [(where, data, here)]
 
 
 def _extend(base: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]:
     """``child`` over the profile it extends: keys merge (deep_merge), except the info page's
-    texts, which a child that writes them replaces whole. They are a bot's own words: never
-    someone else's sentences mixed in with the child's, and the child may change language."""
+    texts and sentences, which a child that writes either replaces whole. They are a bot's own
+    words: never someone else's sentences mixed in with the child's, and the child may change
+    language."""
     out = deep_merge(base, child)
     page = child.get("info_page")
-    if isinstance(page, Mapping) and "texts" in page and isinstance(out.get("info_page"), dict):
-        out["info_page"]["texts"] = copy.deepcopy(page["texts"])
+    if isinstance(page, Mapping) and ("texts" in page or "sentences" in page) and isinstance(
+            out.get("info_page"), dict):
+        for part in ("texts", "sentences"):
+            out["info_page"].pop(part, None)
+            if part in page:
+                out["info_page"][part] = copy.deepcopy(page[part])
     return out
+
+
+def _named_sentences(data: Mapping[str, Any], here: Path | None) -> dict[str, Path]:
+    page = data.get("info_page")
+    named = page.get("sentences") if isinstance(page, Mapping) else None
+    if not isinstance(named, Mapping):
+        return {}
+    return {str(lang): (here or Path.cwd()) / ref for lang, ref in named.items() if isinstance(ref, str)}
+
+
+def _read_sentences(data: dict[str, Any], here: Path | None) -> None:
+    """The sentences files a profile names, read into it in their place: a profile is whole
+    without them (the layer a stack carries, the hash it runs under, include the words)."""
+    for lang, path in _named_sentences(data, here).items():
+        where = f"info_page.sentences.{lang}"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError as exc:
+            raise ProfileError(f"{where}: no such file {path} (the page's sentences in {lang})") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ProfileError(f"{where}: cannot read {path} ({type(exc).__name__})") from exc
+        data["info_page"]["sentences"][lang] = _read_yaml(text, str(path))
 
 
 def _raw(ref: str, base_dir: Path | None, depth: int) -> dict[str, Any]:
     """The merged-but-unvalidated mapping of a built-in name or a file path."""
     merged: dict[str, Any] = {}
-    for _, data in _layers(ref, base_dir, depth):
+    for _, data, here in _layers(ref, base_dir, depth):
+        _read_sentences(data, here)
         merged = _extend(merged, data)
     return merged
 
@@ -336,7 +364,19 @@ def _raw(ref: str, base_dir: Path | None, depth: int) -> dict[str, Any]:
 def extends_chain(ref: str) -> tuple[str, ...]:
     """What ``ref`` is built from, itself first: a file, the files it extends and, at the root,
     the built-in bot if there is one (``("my.yaml", "aubebot")``). ``ProfileError`` as at load."""
-    return tuple(where for where, _ in reversed(_layers(ref, Path.cwd(), 0)))
+    return tuple(where for where, _, _ in reversed(_layers(ref, Path.cwd(), 0)))
+
+
+def sentence_files(ref: str) -> dict[str, Path]:
+    """The files the profile ``ref`` takes its page's sentences from (``info_page.sentences.<lang>:
+    a path``, relative to the profile file that names it), by language; what its merged profile
+    holds in their place."""
+    files: dict[str, Path] = {}
+    for _, data, here in _layers(ref, Path.cwd(), 0):
+        page = data.get("info_page")
+        if isinstance(page, Mapping) and ("texts" in page or "sentences" in page):
+            files = _named_sentences(data, here)  # a child that writes the page's words writes them all
+    return files
 
 
 def builtin_base(ref: str) -> str | None:
@@ -359,9 +399,10 @@ def load_profile(ref: str) -> Profile:
 
 def load_profile_data(data: Mapping[str, Any]) -> Profile:
     """A profile given as a mapping (tests); `extends:` resolves like in a file."""
-    data = dict(data)
-    parent = data.pop("extends", None)
+    own = copy.deepcopy(dict(data))
+    parent = own.pop("extends", None)
     if parent is not None and not isinstance(parent, str):
         raise ProfileError("extends: must be a built-in name or a path")
     base = _raw(parent, Path.cwd(), 1) if parent else {}
-    return validate(_extend(base, data))
+    _read_sentences(own, None)  # a mapping's sentences: files named from the current folder
+    return validate(_extend(base, own))

@@ -256,6 +256,9 @@ class PageTexts:
 @dataclass(frozen=True, kw_only=True)
 class InfoPage:
     texts: Mapping[str, PageTexts] = key(doc="the words of the page, in the bot's language and in en")
+    sentences: Mapping[str, Any] | None = key(
+        None, what="a mapping of a page language to its sentences file (a path beside the profile)",
+        doc="the page's sentences in a language Heed has none for (heed new-bot writes the file to translate)")
     privacy_url: str | None = key(None, check=_http_url, doc="the operator's privacy statement")
 
 
@@ -322,7 +325,7 @@ class Spec:
     tasks: Tasks = key(factory=Tasks)
     info_page: InfoPage | None = key(None, doc="the words of the public info page")
     identity: Identity = key(factory=Identity, doc="how the bot proves who it is")
-    usage: tuple[str, ...] = key((), check=_use, what=f"a list of uses: {', '.join(USES)}",
+    usage: tuple[str, ...] = key((), check=_use, what=f"a list of uses: {', '.join(USES)}", own=True,
                                  doc="what the bot does with what it reads (AIPREF vocabulary)")
 
 
@@ -370,7 +373,8 @@ def cross_check(spec: Spec) -> None:
         for lang in wanted:
             if lang not in spec.info_page.texts:
                 raise ProfileError(f"info_page.texts.{lang}: missing (the page is written in {' and '.join(wanted)})")
-        for lang in spec.info_page.texts:
-            if lang not in wanted:
-                raise unknown(f"info_page.texts.{lang}", lang, wanted, "language (the page is written in "
-                              f"{' and '.join(wanted)})")
+        for part in ("texts", "sentences"):
+            for lang in getattr(spec.info_page, part) or {}:
+                if lang not in wanted:
+                    raise unknown(f"info_page.{part}.{lang}", lang, wanted, "language (the page is written in "
+                                  f"{' and '.join(wanted)})")

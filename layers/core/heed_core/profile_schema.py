@@ -30,6 +30,15 @@ class ProfileError(ConfigError, ValueError):
 
 Check = Callable[[Any], "str | None"]  # None when the value is fine, else the reason
 
+# A value still to write (`heed new-bot` leaves it where the operator must choose): a key declared
+# `own` may hold "WRITE ME: what to write" in place of its value, read as its default until then.
+MARK = "WRITE ME"
+
+
+def unwritten_mark(value: Any) -> bool:
+    """True for a value that is still the mark (``"WRITE ME: ..."``), in any letter case."""
+    return isinstance(value, str) and value.lstrip().upper().startswith(MARK)
+
 
 @dataclass(frozen=True)
 class Key:
@@ -42,6 +51,7 @@ class Key:
     nonempty: bool = False  # a list that may not be empty
     keys: tuple[str, ...] | None = None  # Mapping fields: the only keys allowed
     null_is_default: bool = False  # an optional section given as `null` means "all defaults"
+    own: bool = False  # the operator's own choice, stated on the page: a bot of its own never inherits it
     doc: str = ""
 
 
@@ -91,6 +101,8 @@ def describe(tp: Any, meta: Key, name: str = "") -> str:
     if nullable:
         return "null or " + describe(inner, meta, name)
     bound = f" >= {meta.ge:g}" if meta.ge is not None else f" > {meta.gt:g}" if meta.gt is not None else ""
+    if inner is Any:
+        return "anything"
     if inner is bool:
         return "true or false"
     if inner is int:
@@ -132,6 +144,8 @@ def _convert(tp: Any, value: Any, where: str, meta: Key, name: str) -> tuple[Any
         if not isinstance(value, Mapping):
             raise bad("a mapping of options" if meta.null_is_default else None)
         return build(inner, value, where)  # type: ignore[arg-type]
+    if inner is Any:  # read by a room above the core, which checks it (the info page's sentences)
+        return value, value
     if inner is bool:
         ok, typed = isinstance(value, bool), value
     elif inner is int:
@@ -220,8 +234,8 @@ def _plain(value: Any) -> Any:
 def build(cls: type, raw: Mapping[str, Any], where: str = "") -> tuple[Any, dict[str, Any]]:
     """The section `cls` from `raw`, and `raw` with every default filled in (plain values).
 
-    Optional sections that are absent stay absent in the plain mapping (code that reads it
-    with `.get(name) or {}` sees no section), every other absent key gets its default."""
+    Optional sections and mappings that are absent stay absent in the plain mapping (code that
+    reads it with `.get(name) or {}` sees none), every other absent key gets its default."""
     names = [f.name for f in dataclasses.fields(cls)]
     noun = getattr(cls, "_unknown_noun", "key")
     for k in raw:
@@ -235,7 +249,11 @@ def build(cls: type, raw: Mapping[str, Any], where: str = "") -> tuple[Any, dict
         meta = _meta(f)
         tp = hints[f.name]
         nullable, inner = _optional(tp)
-        if f.name in raw:
+        if f.name in raw and meta.own and unwritten_mark(raw[f.name]):
+            # Still to write: the default until then, the mark kept where `heed profile check` finds it.
+            values[f.name] = f.default_factory() if f.default_factory is not MISSING else f.default
+            plain[f.name] = raw[f.name]
+        elif f.name in raw:
             given = raw[f.name]
             if given is None and meta.null_is_default and dataclasses.is_dataclass(inner):
                 given = {}
@@ -250,7 +268,8 @@ def build(cls: type, raw: Mapping[str, Any], where: str = "") -> tuple[Any, dict
         elif f.default is not MISSING:
             # 86400 declared for a float field is 86400.0 typed and 86400 in the mapping.
             values[f.name] = float(f.default) if inner is float and _number(f.default) else f.default
-            if not (f.default is None and dataclasses.is_dataclass(inner)):
+            if not (f.default is None and (dataclasses.is_dataclass(inner) or typing.get_origin(inner) in (
+                    collections.abc.Mapping, dict))):
                 plain[f.name] = _plain(f.default)
         elif f.default_factory is not MISSING:
             values[f.name] = f.default_factory()

@@ -103,9 +103,15 @@ class Bound:
             # A long string (the User-Agent) is said once: as it is, and as promised if it differs.
             proof.that(ok, f"profile: {name} = {got!r}" + ("" if ok else f", promised {self.value!r}"))
             return
+        proof.that(ok, f"profile: {name} = {got!r} {self.promise()}")
+
+    def promise(self) -> str:
+        """What the key must be, in the words of a proof: ``>= 1.5``, ``== 1``, ``in a/b``."""
+        if self.op == "set":
+            return "set"
         want = "/".join(map(str, self.value)) if self.op == "in" else f"{self.value:g}" if isinstance(
             self.value, float) else repr(self.value)
-        proof.that(ok, f"profile: {name} = {got!r} {self.op} {want}")
+        return f"{self.op} {want}"
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,9 @@ class OwnIdentity:
     @property
     def keys(self) -> tuple[str, ...]:
         return ("user_agent", "robots_token")
+
+    def promise(self) -> str:
+        return f"{self.name}'s own, or a bot of its own's"
 
     def judge(self, p: Profile, proof: Proof) -> None:
         if p.name == self.name:
@@ -151,6 +160,15 @@ class Cadence:
     @property
     def keys(self) -> tuple[str, ...]:
         return ("schedules",)
+
+    def promise(self) -> str:
+        """The cadence in words: ``feed 2-24 a working day, 2-24 a weekend day``."""
+        parts = [f"{lo}-{hi} {per}" for rng, per in ((self.workday, "a working day"), (self.weekend, "a weekend day"),
+                                                      (self.per_week, "a week")) if rng is not None
+                 for lo, hi in (rng,)]
+        if self.min_apart_s:
+            parts.append(f"at least {timedelta(seconds=self.min_apart_s)} apart")
+        return f"{self.task} " + ", ".join(parts or ["on some schedule"])
 
     def judge(self, p: Profile, proof: Proof) -> None:
         weeks = 4

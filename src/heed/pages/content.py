@@ -7,13 +7,13 @@ keeps) come from the profile's `info_page.texts.<lang>`. Nothing here is specifi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import import_module
-from types import ModuleType
 from urllib.parse import urlsplit
 
 from heed_core.profile import PageTexts, Profile, ProfileError
 
 from heed.pages import words as wd
+from heed.pages.language import REFERENCE
+from heed.pages.language import of as language_of
 from heed.pages.model import (
     Alternate,
     Block,
@@ -31,7 +31,6 @@ from heed.pages.model import (
     fmt,
 )
 
-LANGUAGES = ("en", "nb", "de", "nl", "it")
 _CRAWL_DELAY_EXAMPLE_S = 30  # the value in the "slow us down" example when the cap allows it
 # draft-ietf-aipref-vocab's labels, in the order the page explains them
 _USES = (("search", "u_search"), ("ai-use", "u_ai_use"), ("train-ai", "u_train_ai"))
@@ -47,15 +46,9 @@ class Signing:
     keyids: tuple[str, ...]
 
 
-def language(lang: str) -> ModuleType:
-    if lang not in LANGUAGES:
-        raise ProfileError(f"language: {lang!r} has no info-page sentences (known: {', '.join(LANGUAGES)})")
-    return import_module(f"heed.pages.{lang}")
-
-
 def page_languages(p: Profile) -> tuple[str, ...]:
     """The bot's language first, then English."""
-    return (p.language,) + (("en",) if p.language != "en" else ())
+    return (p.language,) + ((REFERENCE,) if p.language != REFERENCE else ())
 
 
 def page_path(p: Profile, lang: str) -> str:
@@ -91,8 +84,8 @@ class _Writer:
     """The sentences of one page in one language."""
 
     def __init__(self, p: Profile, lang: str, signing: Signing | None = None) -> None:
-        mod = language(lang)
-        self.p, self.lang, self.P, self.w = p, lang, mod.PHRASES, mod.WORDS
+        words = language_of(p, lang)
+        self.p, self.lang, self.P, self.w = p, lang, words.sentences, words.words
         self.t = _texts(p, lang)
         self.signing = signing
 
@@ -383,7 +376,7 @@ def build_page(p: Profile, lang: str, signing: Signing | None = None) -> Page:
         if "agenda" in p.task_kinds and used and not w.t.third_parties:
             raise ProfileError(f"info_page.texts.{lang}.third_parties: missing (tasks.agenda.{kind} sends "
                                "pages to an outside service; the page must say so)")
-    others = tuple(Alternate(o, language(o).NAME, page_path(p, o), _absolute(p, page_path(p, o)))
+    others = tuple(Alternate(o, language_of(p, o).name, page_path(p, o), _absolute(p, page_path(p, o)))
                    for o in page_languages(p) if o != lang)
     title = w.t.title or w.P["title"].format(token=p.robots_token)
     ranges = p.egress.ips_json_path if p.egress.ips and p.egress.ips_json_path else None
