@@ -194,7 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"heed {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    local = sub.add_parser("local", help="run the whole stack on this machine (moto + real HTTP)")
+    local = sub.add_parser("local", help="run a bot's rounds on this machine against real sites (the embedded "
+                                         "engine, or the Lambda handlers on moto with --engine aws)")
     local_sub = local.add_subparsers(dest="local_command", required=True)
     run = local_sub.add_parser("run", help="run a bot's rounds against real sites (or the demo web)")
     run.add_argument("--bot", required=True, help="a built-in bot name or a profile file")

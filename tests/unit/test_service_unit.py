@@ -215,15 +215,16 @@ def test_a_mistake_is_one_line_and_exit_2(argv: list[str], says: str, profile: P
     assert err.startswith("heed service unit: ") and says.replace("{tmp}", str(tmp_path)) in err, err
 
 
-def test_the_readme_shows_the_unit_the_command_prints() -> None:
-    # The README's VPS install shows the unit for /etc/heed/mybot.yaml, heed in /opt/heed: as printed.
+def test_the_docs_show_the_unit_the_command_prints() -> None:
+    # docs/serve.md (the README's VPS install, in full) shows the unit for /etc/heed/mybot.yaml, heed in
+    # /opt/heed: as printed.
     from pathlib import PurePosixPath
 
     from heed.service_cli import Unit, render
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "serve.md").read_text(encoding="utf-8")
     shown = re.search(r"```ini\n(# /etc/systemd/system/heed-mybot\.service.*?)```", readme, re.DOTALL)
-    assert shown, "README.md: the unit heed service unit prints is not shown"
+    assert shown, "docs/serve.md: the unit heed service unit prints is not shown"
     unit = Unit(bot="mybot", user="heed", heed=PurePosixPath("/opt/heed/bin/heed"), python=PurePosixPath("/usr"),
                 profile="/etc/heed/mybot.yaml", state=PurePosixPath("/var/lib/heed/mybot"), grace_s=10.0)
     assert shown.group(1) == render(unit)
