@@ -233,3 +233,26 @@ def test_praha_09_remove_on_the_stack_stops_the_work_already_queued(tmp_path: Pa
     b_closed = (server.base_url + "/subsidies/b/", "source_closed", "removed by the operator")
     a_closed = (server.base_url + "/subsidies/a/", "source_closed", "removed by the operator")
     assert b_closed in closed and closed <= {a_closed, b_closed}, closed
+
+
+def test_sources_list_json_imports_back_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN a state with sources of two kinds, options and ids of their own
+    state = str(tmp_path / "state")
+    bot = tmp_path / "bot.yaml"
+    bot.write_text("extends: praha-x\n", encoding="utf-8")
+    assert cli(capsys, "sources", "add", "https://praha7.example/feed.xml", "--kind", "feed", "--id", "p7",
+               "--write-about", "--state", state, "--bot", str(bot))[0] == 0
+    assert cli(capsys, "sources", "add", "https://praha8.example/", "--kind", "site_check", "--state", state)[0] == 0
+    # WHEN the listing is printed as JSON, written to a file and imported back (here, and into a new state)
+    code, listing, _ = cli(capsys, "sources", "list", "--state", state, "--json")
+    assert code == 0 and len(listing.splitlines()) == 2
+    (tmp_path / "listing.txt").write_text(listing, encoding="utf-8")
+    code, out, err = cli(capsys, "sources", "import", str(tmp_path / "listing.txt"), "--state", state, "--json")
+    # THEN nothing changes, and a new state gets the very same sources
+    assert (code, err) == (0, "") and json.loads(out)["unchanged"] == 2
+    other = str(tmp_path / "other")
+    assert cli(capsys, "sources", "import", str(tmp_path / "listing.txt"), "--state", other, "--bot", str(bot))[0] == 0
+    again = cli(capsys, "sources", "list", "--state", other, "--json")[1]
+    strip = lambda text: [{k: v for k, v in json.loads(x).items() if k in ("id", "url", "kind", "options")}  # noqa: E731
+                          for x in text.splitlines()]
+    assert strip(again) == strip(listing)

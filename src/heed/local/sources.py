@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from heed_core.profile import TASK_KINDS, Profile
 from heed_core.urls import BadUrl, authority, canonical
 from heed_core.work import Source
 
-__all__ = ["OPTIONS", "SourcesError", "load_source_file", "load_sources", "load_sources_csv", "source_from_mapping"]
+__all__ = ["OPTIONS", "SourcesError", "load_source_file", "load_sources", "load_sources_csv", "load_sources_jsonl",
+           "source_from_mapping"]
 
 
 class SourcesError(ConfigError, ValueError):
@@ -233,6 +235,63 @@ def load_sources_csv(path: Path, profile: Profile) -> list[Source]:
     return out
 
 
+# What `heed sources list --json` says of a source beside its definition: the crawl's, not the file's.
+_LISTED = frozenset({"last_read", "last_status", "next_due", "closed", "closed_reason", "closed_since",
+                     "items_found", "hosts"})
+
+
+def load_sources_jsonl(path: Path, profile: Profile) -> list[Source]:
+    """One JSON object a line, as `heed sources list --json` prints them (``id``, ``url``, ``kind``,
+    ``options``, and what the crawl learnt, which an import leaves to the crawl): a listing imports
+    back unchanged."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SourcesError(f"{path}: cannot read ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise SourcesError(f"{path}: not UTF-8 text") from exc
+    out: list[Source] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}: line {number}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SourcesError(f"{where}: not a JSON object ({exc.msg})") from exc
+        if not isinstance(obj, dict):
+            raise SourcesError(f"{where}: not a JSON object")
+        options = obj.get("options") or {}
+        if not isinstance(options, dict):
+            raise SourcesError(f"{where}: options: must be an object")
+        raw = {k: v for k, v in obj.items() if k not in _LISTED and k != "options"}
+        src = source_from_mapping({**raw, **options}, profile, where)
+        if src.id in seen:
+            raise SourcesError(f"{where}: the same id as line {seen[src.id]}")
+        seen[src.id] = number
+        out.append(src)
+    if not out:
+        raise SourcesError(f"{path}: no sources in it (one JSON object a line, as sources list --json prints)")
+    return out
+
+
+def _is_jsonl(path: Path) -> bool:
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        return True
+    try:
+        with path.open(encoding="utf-8") as f:
+            first = next((line for line in f if line.strip()), "")
+        return isinstance(json.loads(first), dict) and "url" in json.loads(first)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+
+
 def load_source_file(path: Path, profile: Profile) -> list[Source]:
-    """A sources file by its name: ``.csv`` is CSV, anything else the YAML of ``--sources``."""
-    return load_sources_csv(path, profile) if path.suffix.lower() == ".csv" else load_sources(path, profile)
+    """A sources file: ``.csv`` is CSV; one JSON object a line (``.jsonl``, or what `heed sources
+    list --json` printed) is a listing; anything else the YAML of ``--sources``."""
+    if path.suffix.lower() == ".csv":
+        return load_sources_csv(path, profile)
+    if _is_jsonl(path):
+        return load_sources_jsonl(path, profile)
+    return load_sources(path, profile)
