@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from heed_core.profile import BUILTIN_BOTS, Profile, builtin_base, load_profile, sentence_files
 from heed_core.profile_schema import MARK
 
-from heed.pages.language import problems
+from heed.pages.language import leaves, problems
 
 __all__ = ["ADDRESS_KEYS", "IDENTITY_KEYS", "MARK", "PLACEHOLDER_HOST", "check_lines", "identity_problem", "refusal",
            "inherited_identity", "untranslated", "unwritten", "warn_identity"]
@@ -84,22 +84,11 @@ def warn_identity(ref: str, profile: Profile) -> None:
 
 # --- what is still unwritten ---------------------------------------------------------------------
 
-def _leaves(value: Any, at: str) -> Iterator[tuple[str, Any]]:
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            yield from _leaves(v, f"{at}.{k}" if at else str(k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _leaves(v, f"{at}[{i}]")
-    else:
-        yield at, value
-
-
 def unwritten(profile: Profile) -> list[tuple[str, str]]:
     """(key, what to write) of every value still marked WRITE ME (or on the placeholder host), but
     the page's sentences (``untranslated`` says what of those is left)."""
     out = []
-    for at, v in _leaves(profile.data, ""):
+    for at, v in leaves(profile.data, ""):
         if at.startswith("info_page.sentences."):
             continue
         if isinstance(v, str) and _UNWRITTEN.search(v):

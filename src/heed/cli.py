@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import math
 import os
 import sys
 import tempfile
@@ -14,6 +13,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from heed_core.errors import ConfigError, HeedError
+
+from heed.argtypes import seconds
 
 # A user mistake: one clear line, exit 2, no traceback. Every command's errors are of Heed's one
 # family (heed_core.errors): ``main`` tells them all the same way, ``heed CMD: what is wrong``.
@@ -50,17 +51,6 @@ def _out_dir(text: str, flag: str = "--out") -> Path:
     except OSError as exc:
         raise UsageError(f"{flag}: cannot write to {text} ({exc.strerror or exc})") from exc
     return path
-
-
-def _seconds(text: str) -> float:
-    """argparse type: a finite number of seconds >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
-    return value
 
 
 def _time(text: str | None, name: str) -> float | None:
@@ -205,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--allow-private", action="store_true",
                      help="let the fetcher reach loopback/private addresses (tests, the demo web)")
     run.add_argument("--out", default="heed-out", help="output folder (default ./heed-out)")
-    run.add_argument("--patience", type=_seconds, default=None,
+    run.add_argument("--patience", type=seconds, default=None,
                      help="seconds to wait in real time for deferred work before ending a round")
     run.add_argument("--json", action="store_true", help="the run's summary as one JSON object, not the report")
     run.add_argument("--state", metavar="DIR",

@@ -12,32 +12,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from heed.argtypes import count, seconds
+
 if TYPE_CHECKING:
     from heed_core.profile import Profile
 
 __all__ = ["GRACE_S", "cmd_serve", "open_embedded", "register"]
 
 GRACE_S = 10.0  # --grace's default: how long requests in flight may take to finish after SIGTERM
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
-    return value
 
 
 def register(subparsers: Any) -> None:
@@ -55,13 +37,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--sources", metavar="FILE", help="add these sources first (YAML or CSV; idempotent)")
     p.add_argument("--once", action="store_true", help="one round of every task now, then exit when no work "
                                                        "is left within --patience")
-    p.add_argument("--workers", type=_count, default=0, metavar="N",
+    p.add_argument("--workers", type=count, default=0, metavar="N",
                    help="processes crawling side by side (default: one per core)")
-    p.add_argument("--threads", type=_count, default=16, metavar="N", help="requests at once in each process "
+    p.add_argument("--threads", type=count, default=16, metavar="N", help="requests at once in each process "
                    "(default 16; the profile's politeness.max_in_flight caps the total)")
-    p.add_argument("--patience", type=_seconds, default=None, metavar="S",
+    p.add_argument("--patience", type=seconds, default=None, metavar="S",
                    help="--once: seconds to wait for deferred work before ending (default: the profile's gaps)")
-    p.add_argument("--grace", type=_seconds, default=GRACE_S, metavar="S",
+    p.add_argument("--grace", type=seconds, default=GRACE_S, metavar="S",
                    help=f"on SIGTERM, how long requests in flight may take to finish (default {GRACE_S:g})")
     p.add_argument("--allow-private", action="store_true",
                    help="let the fetcher reach loopback/private addresses (tests, the demo web)")

@@ -21,6 +21,8 @@ from typing import Any
 
 from heed_core.errors import ConfigError
 
+from heed.argtypes import seconds
+
 __all__ = ["Unit", "checked", "register", "render"]
 
 STOP_MARGIN_S = 15  # after the grace: the workers joined, the last events exported, the database closed
@@ -73,7 +75,7 @@ def register(subparsers: Any) -> None:
     u.add_argument("--state", required=True, metavar="DIR",
                    help="its state directory by its absolute path (e.g. /var/lib/heed/mybot: systemd makes it)")
     u.add_argument("--user", default="heed", help="the user it runs as (default heed; never root)")
-    u.add_argument("--grace", type=_seconds, default=GRACE_S, metavar="S",
+    u.add_argument("--grace", type=seconds, default=GRACE_S, metavar="S",
                    help=f"heed serve --grace (default {GRACE_S:g}); systemd waits this and {STOP_MARGIN_S} s more "
                         "before it kills")
     u.add_argument("--quiet", action="store_true", help="heed serve --quiet: no journal line per request and skip")
@@ -84,16 +86,6 @@ def register(subparsers: Any) -> None:
     u.add_argument("--settings", metavar="FILE", help="heed serve --settings FILE, by its absolute path")
     u.add_argument("--json", action="store_true", help="one JSON object: the unit's name, where it goes, its text")
     u.set_defaults(func=cmd_service_unit)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
-    return value
 
 
 def _absolute(text: str, flag: str, *, file: bool) -> PurePosixPath:

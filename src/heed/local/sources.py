@@ -111,12 +111,9 @@ def _check_option(where: str, kind: str, key: Any, value: Any, sep: str = ".") -
 
 
 def load_sources(path: Path, profile: Profile) -> list[Source]:
+    text = _text(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SourcesError(f"{path}: cannot read ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise SourcesError(f"{path}: not UTF-8 text") from exc
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
@@ -193,16 +190,21 @@ def _csv_cell(column: str, text: str) -> Any:
     return text
 
 
-def load_sources_csv(path: Path, profile: Profile) -> list[Source]:
-    """A CSV file with a header row: ``url,kind`` and optionally ``id`` and the kinds' options
-    (``write_about``, ``render``: true/false; ``sitemaps``: URLs separated by spaces or ``|``).
-    An empty cell is no value."""
+def _text(path: Path, encoding: str = "utf-8") -> str:
+    """A sources file's text; one line (``SourcesError``) when it cannot be read as UTF-8."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        return path.read_text(encoding=encoding)
     except OSError as exc:
         raise SourcesError(f"{path}: cannot read ({exc.strerror})") from exc
     except UnicodeDecodeError as exc:
         raise SourcesError(f"{path}: not UTF-8 text") from exc
+
+
+def load_sources_csv(path: Path, profile: Profile) -> list[Source]:
+    """A CSV file with a header row: ``url,kind`` and optionally ``id`` and the kinds' options
+    (``write_about``, ``render``: true/false; ``sitemaps``: URLs separated by spaces or ``|``).
+    An empty cell is no value."""
+    text = _text(path, "utf-8-sig")
     try:
         rows = list(csv.reader(text.splitlines()))
     except csv.Error as exc:
@@ -244,12 +246,7 @@ def load_sources_jsonl(path: Path, profile: Profile) -> list[Source]:
     """One JSON object a line, as `heed sources list --json` prints them (``id``, ``url``, ``kind``,
     ``options``, and what the crawl learnt, which an import leaves to the crawl): a listing imports
     back unchanged."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SourcesError(f"{path}: cannot read ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise SourcesError(f"{path}: not UTF-8 text") from exc
+    text = _text(path)
     out: list[Source] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), 1):

@@ -73,13 +73,14 @@ def name_of(tag: str) -> str:
 
 # --- what a file must hold --------------------------------------------------------------------------
 
-def _leaves(value: Any, at: str) -> Iterator[tuple[str, Any]]:
+def leaves(value: Any, at: str = "") -> Iterator[tuple[str, Any]]:
+    """Every leaf of a nested mapping or list, with its dotted path (``words.every.hour_24``, ``a[2]``)."""
     if isinstance(value, Mapping):
         for k, v in value.items():
-            yield from _leaves(v, f"{at}.{k}" if at else str(k))
+            yield from leaves(v, f"{at}.{k}" if at else str(k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _leaves(v, f"{at}[{i}]")
+            yield from leaves(v, f"{at}[{i}]")
     else:
         yield at, value
 
@@ -100,15 +101,15 @@ def _fields(text: str) -> set[str]:
 def _reference() -> tuple[dict[str, Any], dict[str, set[str]], dict[str, set[str]]]:
     """English's leaves, and the placeholders each key (and each group of keys said in words)
     may use: those of every shipped language, which the page tests render."""
-    leaves = dict(_leaves(_data(REFERENCE), ""))
+    english = dict(leaves(_data(REFERENCE), ""))
     by_key: dict[str, set[str]] = {}
     by_group: dict[str, set[str]] = {}
     for tag in built_in():
-        for at, v in _leaves(_data(tag), ""):
+        for at, v in leaves(_data(tag), ""):
             if isinstance(v, str):
                 by_key.setdefault(at, set()).update(_fields(v))
                 by_group.setdefault(_group(at), set()).update(_fields(v))
-    return leaves, by_key, by_group
+    return english, by_key, by_group
 
 
 def _optional(at: str) -> bool:
@@ -142,7 +143,7 @@ def problems(data: Any) -> list[tuple[str, str]]:
     if not isinstance(data, Mapping):
         return [("", "must be a mapping of name, words and sentences")]
     english, _, _ = _reference()
-    mine = dict(_leaves(data, ""))
+    mine = dict(leaves(data, ""))
     out: list[tuple[str, str]] = []
     for at, value in mine.items():
         ref_at = at.replace("words.units_dat.", "words.units.", 1)
