@@ -291,7 +291,9 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
     progress = Progress(profile.name, err)
     gone: list[dict[str, int]] = []  # what workers that died had counted
     idle_since: float | None = None
-    next_prune = started + _PRUNE_S
+    # Pruned hourly, or more often where a retention is shorter (a tenth of it, a minute at least).
+    prune_every = max(60.0, min(_PRUNE_S, retention.requests_s / 10, retention.events_s / 10))
+    next_prune = started + prune_every
     exported = 0
     if on_ready is not None:
         on_ready()
@@ -336,7 +338,7 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
                     pruned = {}
                 if any(pruned.values()):
                     log("pruned", {k: v for k, v in pruned.items() if v})
-                next_prune = now + _PRUNE_S
+                next_prune = now + prune_every
             counts = engine.queue.counts()
             total = stats()
             progress.show(totals.add(total), counts, next_firing(profile, now) if not opts.once else None)

@@ -1,0 +1,166 @@
+"""A soak: `heed serve` for a long while against a web that keeps bringing new work, at the highest
+rate its politeness allows, and whether memory and the database stay flat once retention applies
+(issue 34).
+
+The web: ``--hosts`` sites on loopback (127.78.x.y), each a feed whose items change every 30 s (new
+articles to read) and those articles. The bot: AubeBot's shape with a short gap (``--delay``), its
+feed read every minute, its articles capped wide, its request log kept ``--keep`` (short, so
+retention applies within the run). Every ``--every`` seconds it samples the resident memory of the
+serving process and its workers and the database's size on disk, then prints each one's slope per
+hour over the second half of the run (after retention began to apply), beside the first half's.
+
+    .venv/bin/python bench/soak.py [--minutes 30] [--hosts 40] [--delay 0.5] [--keep 5m]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _site(index: int) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            base = f"http://{self.server.server_address[0]}:{self.server.server_address[1]}"
+            epoch = int(time.time() // 30)
+            if self.path == "/robots.txt":
+                body, kind = "User-agent: *\nAllow: /\n", "text/plain"
+            elif self.path == "/feed.xml":
+                items = "".join(f"<item><title>Story {epoch}-{i}</title><link>{base}/a/{epoch}-{i}</link>"
+                                f"<guid>{base}/a/{epoch}-{i}</guid><description>Short.</description></item>"
+                                for i in range(3))
+                body = (f'<?xml version="1.0"?><rss version="2.0"><channel><title>S{index}</title>{items}'
+                        "</channel></rss>")
+                kind = "application/rss+xml"
+            elif self.path.startswith("/a/"):
+                body = (f"<!doctype html><html><head><title>{self.path}</title></head><body><main><article>"
+                        f"<p>{'Lorem ipsum dolor sit amet. ' * 40}</p></article></main></body></html>")
+                kind = "text/html; charset=utf-8"
+            else:
+                self.send_response(404)
+                self.end_headers()
+                return
+            data = body.encode()
+            self.send_response(200)
+            self.send_header("content-type", kind)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer((f"127.78.{index // 250}.{index % 250 + 1}", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _tree_rss_mb(pid: int) -> float:
+    """Resident memory of a process and its children (from /proc), in MB."""
+    total = 0
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+        todo += children.get(p, [])
+    return total / 1024
+
+
+def _slope_per_hour(points: list[tuple[float, float]]) -> float:
+    if len(points) < 2:
+        return 0.0
+    n = len(points)
+    mt = sum(t for t, _ in points) / n
+    mv = sum(v for _, v in points) / n
+    var = sum((t - mt) ** 2 for t, _ in points)
+    return 3600 * sum((t - mt) * (v - mv) for t, v in points) / var if var else 0.0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--minutes", type=float, default=30.0)
+    ap.add_argument("--hosts", type=int, default=40)
+    ap.add_argument("--delay", type=float, default=0.5)
+    ap.add_argument("--keep", default="5m", help="the request log's retention (heed serve --keep-requests)")
+    ap.add_argument("--every", type=float, default=20.0, help="seconds between two samples")
+    args = ap.parse_args()
+    sites = [_site(i) for i in range(args.hosts)]
+    work = Path(tempfile.mkdtemp(prefix="heed-soak-"))
+    bot = work / "bot.yaml"
+    bot.write_text(yaml.safe_dump({
+        "extends": "aubebot",
+        "politeness": {"min_delay_s": args.delay, "crawl_delay_cap_s": 1, "max_in_flight": None},
+        "schedules": [{"expression": "cron(* * * * ? *)", "task": "feed"}],
+        "tasks": {"feed": {"min_read_interval_s": 0,
+                           "article_followup": {"per_source_per_window": 1000, "total_per_window": 100000}}},
+    }), encoding="utf-8")
+    sources = work / "sources.yaml"
+    sources.write_text(yaml.safe_dump({"sources": [
+        {"id": f"s{i}", "url": f"http://{s.server_address[0]}:{s.server_address[1]}/feed.xml", "kind": "feed"}
+        for i, s in enumerate(sites)]}), encoding="utf-8")
+    state = work / "state"
+    heed = str(Path(sys.executable).parent / "heed")
+    log = (work / "serve.log").open("wb")
+    proc = subprocess.Popen([heed, "serve", "--bot", str(bot), "--state", str(state), "--sources", str(sources),
+                             "--allow-private", "--quiet", "--keep-requests", args.keep], stdout=log,
+                            stderr=subprocess.STDOUT)
+    samples: list[tuple[float, float, float]] = []  # (seconds, RSS MB, database MB)
+    t0 = time.monotonic()
+    try:
+        while time.monotonic() - t0 < args.minutes * 60:
+            time.sleep(args.every)
+            if proc.poll() is not None:
+                raise SystemExit(f"heed serve exited {proc.returncode}: see {work / 'serve.log'}")
+            size = sum(p.stat().st_size for p in state.iterdir() if p.name.startswith("heed.db")) / 1e6
+            samples.append((time.monotonic() - t0, _tree_rss_mb(proc.pid), size))
+            print(f"  {samples[-1][0]:6.0f} s  RSS {samples[-1][1]:6.1f} MB  database {size:7.1f} MB",
+                  file=sys.stderr, flush=True)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+        for s in sites:
+            s.shutdown()
+    info = json.loads(subprocess.run([heed, "state", "info", "--state", str(state), "--json"], capture_output=True,
+                                     text=True).stdout)
+    half = len(samples) // 2
+    first, second = samples[:half], samples[half:]
+    print(f"soak: {args.minutes:g} min, {args.hosts} hosts, d = {args.delay:g} s, request log kept {args.keep}; "
+          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    print(f"  requests logged (all runs): {info['tables']['requests']['rows']:,} kept now; results "
+          f"{info['tables']['events']['rows']:,}")
+    for name, col in (("RSS (MB)", 1), ("database (MB)", 2)):
+        a = _slope_per_hour([(t, v[col - 1]) for t, *v in first])
+        b = _slope_per_hour([(t, v[col - 1]) for t, *v in second])
+        print(f"  {name:<14} first half {first[-1][col] if first else 0:7.1f}, slope {a:+7.1f}/h;  "
+              f"second half {second[-1][col] if second else 0:7.1f}, slope {b:+7.1f}/h")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
