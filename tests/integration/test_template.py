@@ -1034,3 +1034,31 @@ def test_xray_sampling_is_a_parameter_with_a_low_default(template: dict[str, Any
     assert rule["Condition"] == "TracingOn"
     assert rule["Properties"]["SamplingRule"]["FixedRate"] == {"Ref": "XRaySamplingRate"}
     assert rule["Properties"]["SamplingRule"]["ServiceName"] == {"Fn::Sub": "${AWS::StackName}-*"}
+
+
+def test_nothing_put_on_the_results_bus_is_dropped_webhook_or_not(template: dict[str, Any]) -> None:
+    # GIVEN a stack without a webhook (ResultsWebhookUrl empty, its default)
+    res = template["Resources"]
+    assert template["Parameters"]["ResultsWebhookUrl"]["Default"] == ""
+    # THEN the bus has an archive, kept for ResultsRetentionDays, of every result of the bot, on no condition
+    archive = res["ResultsArchive"]
+    assert archive["Type"] == "AWS::Events::Archive" and "Condition" not in archive
+    assert archive["Properties"]["SourceArn"] == {"Fn::GetAtt": ["ResultsBus", "Arn"]}
+    assert archive["Properties"]["RetentionDays"] == {"Ref": "ResultsRetentionDays"}
+    assert archive["Properties"]["EventPattern"] == {"source": [{"Fn::Sub": "heed.${BotName}"}]}
+    # AND a rule keeps every envelope in the results log group (heed events --stack), which the
+    # group's resource policy lets EventBridge write
+    rule = res["ResultsToLogsRule"]
+    assert "Condition" not in rule and rule["Properties"]["EventBusName"] == {"Ref": "ResultsBus"}
+    assert rule["Properties"]["Targets"][0]["Arn"] == {"Fn::GetAtt": ["ResultsLogGroup", "Arn"]}
+    assert "events.amazonaws.com" in res["ResultsLogGroupPolicy"]["Properties"]["PolicyDocument"]["Fn::Sub"]
+    assert template["Outputs"]["ResultsLogGroupName"]["Value"] == {"Ref": "ResultsLogGroup"}
+    # AND with a webhook, its rule, FIFO queue (one group), deliverer and dead letters come on that condition
+    for lid in ("DeliveryQueue", "DeliveryDeadLetterQueue", "DeliveryQueuePolicy", "ResultsToWebhookRule",
+                "DelivererFunction", "DeliveryDeadLetterAlarm"):
+        assert res[lid]["Condition"] == "HasResultsWebhook", lid
+    target = res["ResultsToWebhookRule"]["Properties"]["Targets"][0]
+    assert target["SqsParameters"] == {"MessageGroupId": "results"}
+    assert res["DeliveryQueue"]["Properties"]["ContentBasedDeduplication"] is True
+    assert template["Rules"]["WebhookNeedsSecret"]["Assertions"][0]["Assert"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "ResultsWebhookSecretArn"}, ""]}]}
