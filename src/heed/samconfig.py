@@ -194,6 +194,7 @@ def heartbeat_hours(profile: Profile) -> int | None:
 
 
 def deploy_env(profile: Profile) -> DeployEnv:
+    from heed_core import kinds
     from heed_core.bundle import content_hash
 
     # AUBE-11: politeness.max_in_flight caps the fetchers running at once (null: no cap).
@@ -201,8 +202,7 @@ def deploy_env(profile: Profile) -> DeployEnv:
     # WANNADO-02: the published reverse DNS name of the fixed egress IP.
     reverse_dns = profile.egress.reverse_dns
     # WANNADO-10: the LLM extractor is off unless the profile switches it on and names a model.
-    agenda = profile.agenda
-    model = agenda.bedrock_model_id if agenda.extractor == "bedrock" else None
+    model = kinds.extractor_model(profile)
     return DeployEnv(
         bot=profile.name,
         fetcher_reserved_concurrency=in_flight if in_flight is not None else 0,

@@ -12,6 +12,10 @@ import pytest
 from heed_core import tasks
 from heed_core.crawl import Crawler, TurnResult
 from heed_core.hoststate import HostView, TokenOut
+from heed_core.kinds import agenda as kind_agenda
+from heed_core.kinds import feed as kind_feed
+from heed_core.kinds.subsidy import SubsidyTask
+from heed_core.kinds.walk import fallback
 from heed_core.politeness import end_of_day
 from heed_core.ports import FakeClock
 from heed_core.profile import Profile, load_profile, load_profile_data
@@ -391,8 +395,8 @@ def test_common_06_redirect_into_a_blocked_domain_is_not_requested() -> None:
 
 # --- AUBE-02 / WANNADO-07: conditional requests; a 304 costs no parsing -------------------------------
 @pytest.mark.parametrize(("bot", "purpose", "task", "parser"), [
-    ("aubebot", "feed", "feed", (tasks.feeds, "parse_feed")),
-    ("wannadobot", "agenda", "agenda", (tasks.ev, "extract_events")),
+    ("aubebot", "feed", "feed", (kind_feed.feeds, "parse_feed")),
+    ("wannadobot", "agenda", "agenda", (kind_agenda.ev, "extract_events")),
 ])
 def test_aube_02_wannado_07_second_read_is_conditional_and_304_is_not_parsed(
         bot: str, purpose: str, task: str, parser: tuple[Any, str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -669,9 +673,10 @@ def test_a_deferring_turn_reports_how_long_the_hosts_work_may_still_take() -> No
     ("praha-x", ("homepage", "site_check", {}), lambda p: 1),  # PRAHA-04: the home page, then its icon
     # SPRING-03: the fallback sitemap, its children, the titles of new pages
     ("springstudiobot", ("page", "page", {}),
-     lambda p: 1 + p.sitemap_fallback.max_child_sitemaps + p.sitemap_fallback.max_new_pages),
+     lambda p: 1 + fallback(p).max_child_sitemaps + fallback(p).max_new_pages),
     ("springstudiobot", ("page", "page", {"title_only": True}), lambda p: 0),
-    ("subsidieupdate", ("sitemap", "subsidy", {}), lambda p: p.subsidy.max_pages_per_host_per_round),
+    ("subsidieupdate", ("sitemap", "subsidy", {}),
+     lambda p: p.section("subsidy", SubsidyTask).max_pages_per_host_per_round),
     ("wannadobot", ("sitemap", "agenda", {}), lambda p: p.agenda.max_pages_per_site_per_round),
     ("wannadobot", ("agenda", "agenda", {}), lambda p: 0),
 ])

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from heed_core import kinds
+from heed_core.kinds.walk import fallback
 from heed_core.politeness import end_of_day
 from heed_core.profile import (
     BUILTIN_BOTS,
@@ -479,7 +481,7 @@ def test_typed_sections_say_what_get_says(bot: str) -> None:
     assert p.conditional_requests is p.get("conditional_requests")
     assert p.max_bytes("robots") == p.fetch.max_bytes["robots"]
     for kind in p.task_kinds:
-        section = getattr(p.tasks, kind)
+        section = kinds.get(kind).options(p)
         for name, value in p.task(kind).items():
             typed = getattr(section, name)
             if isinstance(value, list):
@@ -506,7 +508,7 @@ def test_aube_typed_feed_section() -> None:
     assert p.feed.article_followup is not None
     assert p.feed.article_followup.per_source_per_window == 5
     assert p.feed.article_followup.window_s == 900.0
-    assert p.tasks.agenda is None and p.agenda.extractor == "structured"  # not run: read as defaults
+    assert "agenda" not in p.spec.tasks and p.agenda.extractor == "structured"  # not run: read as defaults
 
 
 def test_spring_04_title_refetch_has_one_default_wherever_it_is_read() -> None:
@@ -514,7 +516,7 @@ def test_spring_04_title_refetch_has_one_default_wherever_it_is_read() -> None:
     # week); the profile now always carries the key when a page or sitemap task runs.
     p = load_profile_data({"extends": "springstudiobot", "tasks": {"sitemap_fallback": None}})
     assert p.task("sitemap_fallback")["title_refetch_after_s"] == WEEK
-    assert p.sitemap_fallback.title_refetch_after_s == WEEK
+    assert fallback(p).title_refetch_after_s == WEEK
     scheduled_only = load_profile_data({"extends": "aubebot",
                                         "schedules": [{"expression": "rate(1 day)", "task": "sitemap"}]})
     assert scheduled_only.task("sitemap_fallback")["title_refetch_after_s"] == WEEK

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import botocore.session
 
+from heed_core import kinds
 from heed_core.adapters.http import RequestsTransport
 from heed_core.bundle import load_deployed
 from heed_core.crawl import Crawler
@@ -202,17 +203,18 @@ def crawler() -> Crawler:
             resolver=_overrides.resolver, signer=signer())
         results = results_port()
         render = None
-        endpoint = p.agenda.render_endpoint
+        endpoint = kinds.render_endpoint(p)  # WANNADO-09: the kind whose sources may ask for it
         if endpoint:
             from heed_core.extract.render import RenderClient
 
             client = RenderClient(transport, endpoint, user_agent=p.user_agent)
             render = lambda url, max_bytes: client.render(url, max_bytes=max_bytes)  # noqa: E731
         extractor = None
-        if p.agenda.extractor == "bedrock" and p.agenda.bedrock_model_id:
+        model = kinds.extractor_model(p)  # WANNADO-10: where the profile switches it on
+        if model:
             from heed_aws.bedrock import BedrockExtractor
 
-            extractor = BedrockExtractor(p.agenda.bedrock_model_id, client=_client("bedrock-runtime"))
+            extractor = BedrockExtractor(model, client=_client("bedrock-runtime"))
         _built.crawler = Crawler(p, store(), transport, journal(), results, clock(), tokens=queue(),
                                  render=render, extractor=extractor)
     return _built.crawler

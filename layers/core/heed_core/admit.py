@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from heed_core.hoststate import HostView, recent_read, was_read
-from heed_core.tasks import Candidate, Cap, Skip
+from heed_core.kinds.handling import Candidate, Cap, Skip
 from heed_core.work import UrlRecord, WorkItem
 
 __all__ = ["Admission", "admit", "finalize"]

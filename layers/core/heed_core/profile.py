@@ -1,235 +1,80 @@
 """Bot profiles: load, merge (`extends:`), validate, and hand out typed, frozen sections
 (`profile.politeness.min_delay_s`), which is how the crawler reads them. The merged mapping
 (`profile.data`, `profile.get("a.b")`) is for what shows a profile whole (`heed profile show`,
-the info page's key table, the hash a stack runs under): the core reads no dotted key."""
+the info page's key table, the hash a stack runs under): the core reads no dotted key. Each
+source kind's options (`tasks.<kind>`) are its room's (heed_core.kinds), asked of the registry."""
 from __future__ import annotations
 
 import copy
 import dataclasses
+import types
 from collections.abc import Mapping
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from heed_core import kinds
 from heed_core.profile_keys import (
-    TASK_TYPES,
-    AgendaTask,
-    ArticleFollowup,
     Egress,
-    FeedTask,
     Fetch,
-    Identity,
     InfoPage,
     Operator,
-    PageTask,
     PageTexts,
     Politeness,
     Redirects,
     Responses,
     RobotsRules,
     Schedule,
-    SiteCheckTask,
-    SitemapFallback,
-    SitemapTask,
     Spec,
-    SubsidyTask,
-    Tasks,
     Urls,
     cross_check,
 )
 from heed_core.profile_schema import ProfileError, build, describe, fields_of
-from heed_core.robots_policy import RobotsFetchPolicy
-from heed_core.urls import TRACKING_PARAMS
-from heed_core.work import TASK_KINDS
+from heed_core.typed_profile import Profile
 
-__all__ = ["BUILTIN_BOTS", "TASK_KINDS", "AgendaTask", "ArticleFollowup", "Egress", "Fetch", "FeedTask", "InfoPage",
-           "Operator", "PageTask", "PageTexts", "Politeness", "Profile", "ProfileError", "Redirects", "Responses",
-           "RobotsRules", "Schedule", "SiteCheckTask", "SitemapFallback", "SitemapTask", "Spec", "SubsidyTask",
-           "Tasks", "Urls", "builtin_base", "builtin_text", "deep_merge", "extends_chain", "key_reference",
-           "load_profile", "load_profile_data", "sentence_files", "validate"]
+__all__ = ["BUILTIN_BOTS", "Egress", "Fetch", "InfoPage", "Operator", "PageTexts", "Politeness", "Profile",
+           "ProfileError", "Redirects", "Responses", "RobotsRules", "Schedule", "Spec", "Urls", "builtin_base",
+           "builtin_text", "deep_merge", "extends_chain", "key_reference", "load_profile", "load_profile_data",
+           "sentence_files", "validate"]
 
 BUILTIN_BOTS = ("springstudiobot", "praha-x", "wannadobot", "subsidieupdate", "aubebot")
 _MAX_EXTENDS_DEPTH = 8
 
 
-def _typed(data: Mapping[str, Any]) -> tuple[Spec, dict[str, Any]]:
+def _typed(data: Mapping[str, Any]) -> tuple[Profile, dict[str, Any]]:
     """The typed profile and the merged mapping with every default filled in."""
-    spec, plain = build(Spec, data)
+    tables = kinds.tables()
+    spec, plain = build(Spec, data, tables=tables)
     cross_check(spec)
+    for name, options in spec.tasks.items():
+        kind = kinds.find(name)
+        if kind is not None:
+            kind.check(options)  # the rules between a kind's own keys
     # Every task kind that runs (scheduled or configured) gets its defaults written into the
-    # mapping too, so `profile.task(kind)` and the typed section can never disagree. Title-only
-    # page fetches (page and sitemap tasks) read sitemap_fallback.title_refetch_after_s.
-    kinds: list[str] = [k for k in TASK_KINDS
-                        if getattr(spec.tasks, k) is not None or any(s.task == k for s in spec.schedules)]
-    if {"page", "sitemap"} & set(kinds):
-        kinds.append("sitemap_fallback")
-    filled = {}
-    for kind in kinds:
-        if getattr(spec.tasks, kind) is None:
-            section, section_plain = build(TASK_TYPES[kind], {}, f"tasks.{kind}")
-            filled[kind] = section
-            plain["tasks"][kind] = section_plain
-    if filled:
-        spec = dataclasses.replace(spec, tasks=dataclasses.replace(spec.tasks, **filled))
-    return spec, plain
-
-
-# --- the profile -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Profile:
-    """A validated bot profile. ``data`` is the merged mapping with every default filled in;
-    the typed sections (``politeness``, ``robots``, ``feed``, ...) are built from it once."""
-
-    data: Mapping[str, Any]
-    spec: Spec = dataclasses.field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "spec", _typed(self.data)[0])
-
-    def get(self, dotted: str, default: Any = None) -> Any:
-        node: Any = self.data
-        for part in dotted.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                return default
-            node = node[part]
-        return node
-
-    def task(self, kind: str) -> Mapping[str, Any]:
-        return self.data.get("tasks", {}).get(kind, {}) or {}
-
-    def max_bytes(self, purpose: str) -> int:
-        caps = self.spec.fetch.max_bytes
-        return int(caps.get(purpose, caps["default"]))
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def user_agent(self) -> str:
-        return self.spec.user_agent
-
-    @property
-    def robots_token(self) -> str:
-        return self.spec.robots_token
-
-    @property
-    def info_url(self) -> str:
-        return self.spec.info_url
-
-    @property
-    def contact(self) -> str:
-        return self.spec.contact
-
-    @property
-    def language(self) -> str:
-        return self.spec.language
-
-    @property
-    def schedules(self) -> tuple[Schedule, ...]:
-        return self.spec.schedules
-
-    @property
-    def conditional_requests(self) -> bool:
-        return self.spec.conditional_requests
-
-    @property
-    def politeness(self) -> Politeness:
-        return self.spec.politeness
-
-    @property
-    def robots(self) -> RobotsRules:
-        return self.spec.robots
-
-    @property
-    def responses(self) -> Responses:
-        return self.spec.responses
-
-    @property
-    def redirects(self) -> Redirects:
-        return self.spec.redirects
-
-    @property
-    def robots_policy(self) -> RobotsFetchPolicy:
-        """How this bot reads a robots.txt that cannot be read (``robots.on_*``), built once."""
-        policy: RobotsFetchPolicy | None = self.__dict__.get("_robots_policy")
-        if policy is None:
-            policy = RobotsFetchPolicy.of(self.spec.robots)
-            object.__setattr__(self, "_robots_policy", policy)
-        return policy
-
-    @property
-    def strip_params(self) -> tuple[str, ...]:
-        """The query parameters every link loses on its way to canonical (``urls.canonical``)."""
-        return self.spec.urls.stripped(TRACKING_PARAMS)
-
-    @property
-    def fetch(self) -> Fetch:
-        return self.spec.fetch
-
-    @property
-    def egress(self) -> Egress:
-        return self.spec.egress
-
-    @property
-    def operator(self) -> Operator:
-        return self.spec.operator
-
-    @property
-    def identity(self) -> Identity:
-        return self.spec.identity
-
-    @property
-    def tasks(self) -> Tasks:
-        """Each task kind's options; None for a kind this bot does not run."""
-        return self.spec.tasks
-
-    @property
-    def info_page(self) -> InfoPage | None:
-        return self.spec.info_page
-
-    @property
-    def task_kinds(self) -> tuple[str, ...]:
-        """The task kinds this bot runs (scheduled or configured), in TASK_KINDS order."""
-        return tuple(k for k in TASK_KINDS if getattr(self.spec.tasks, k) is not None)
-
-    # A kind the bot does not run reads as its defaults, as task(kind) reads as {}.
-    @property
-    def feed(self) -> FeedTask:
-        return self.spec.tasks.feed or FeedTask()
-
-    @property
-    def page(self) -> PageTask:
-        return self.spec.tasks.page or PageTask()
-
-    @property
-    def sitemap(self) -> SitemapTask:
-        return self.spec.tasks.sitemap or SitemapTask()
-
-    @property
-    def site_check(self) -> SiteCheckTask:
-        return self.spec.tasks.site_check or SiteCheckTask()
-
-    @property
-    def subsidy(self) -> SubsidyTask:
-        return self.spec.tasks.subsidy or SubsidyTask()
-
-    @property
-    def agenda(self) -> AgendaTask:
-        return self.spec.tasks.agenda or AgendaTask()
-
-    @property
-    def sitemap_fallback(self) -> SitemapFallback:
-        return self.spec.tasks.sitemap_fallback or SitemapFallback()
+    # mapping too, so `profile.task(kind)` and the typed section can never disagree; and so do
+    # the other sections it reads (title-only page fetches of the page and sitemap kinds read
+    # sitemap_fallback.title_refetch_after_s).
+    scheduled = {s.task for s in spec.schedules}
+    running = [k for k in kinds.names() if k in spec.tasks or k in scheduled]
+    wanted = {k: kinds.get(k).section for k in running}
+    for k in running:
+        wanted.update({n: c for n, c in kinds.get(k).extra_sections.items() if n not in wanted})
+    typed = dict(spec.tasks)
+    for name, cls in wanted.items():
+        if typed.get(name) is None:
+            typed[name], plain["tasks"][name] = build(cls, {}, f"tasks.{name}", tables)
+    spec = dataclasses.replace(spec, tasks=types.MappingProxyType(typed))
+    every = tables.sections["tasks"]
+    sections = types.MappingProxyType({name: typed.get(name) or cls() for name, cls in every.items()})
+    return Profile(data=plain, spec=spec, sections=sections, task_kinds=tuple(running)), plain
 
 
 def key_reference() -> list[tuple[str, str, Any, str]]:
     """(dotted key, what it must be, default or MISSING, doc) of every key: for the README."""
     out: list[tuple[str, str, Any, str]] = []
+    tables = kinds.tables()
 
     def walk(cls: type, prefix: str) -> None:
         for name, tp, meta, default in fields_of(cls):
@@ -240,8 +85,11 @@ def key_reference() -> list[tuple[str, str, Any, str]]:
                 walk(inner, f"{dotted}.")  # type: ignore[arg-type]
             elif name == "texts":
                 walk(PageTexts, f"{dotted}.<lang>.")
+            elif meta.sections is not None:
+                for section, section_cls in tables.sections[meta.sections].items():
+                    walk(section_cls, f"{dotted}.{section}.")
             else:
-                out.append((dotted, describe(tp, meta, name), default, meta.doc))
+                out.append((dotted, describe(tp, meta, name, tables), default, meta.doc))
 
     walk(Spec, "")
     return out
@@ -389,7 +237,8 @@ def builtin_base(ref: str) -> str | None:
 def validate(data: Mapping[str, Any]) -> Profile:
     """The profile of a merged mapping, or one ProfileError naming the first bad key."""
     _, plain = _typed(data)
-    return Profile(data=plain)
+    # Typed from the mapping it shows (every default written in it), as a stack reads it back.
+    return _typed(plain)[0]
 
 
 def load_profile(ref: str) -> Profile:

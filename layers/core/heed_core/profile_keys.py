@@ -1,7 +1,9 @@
 """Every key of a bot profile, once: its type, its default, its check and what it means.
 
 A section is a frozen dataclass; `profile_schema.build()` reads a mapping into it. Defaults live
-here and nowhere else (numbers a bot promises on its info page live in that bot's YAML file).
+here and nowhere else (numbers a bot promises on its info page live in that bot's YAML file), but
+for the options of each source kind (`tasks.<kind>`), which live in the kind's room
+(heed_core.kinds.<kind>).
 """
 from __future__ import annotations
 
@@ -10,20 +12,19 @@ import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from heed_core.profile_schema import ProfileError, key, unknown
 from heed_core.schedule import ScheduleError, parse_expression
-from heed_core.work import PURPOSES, TaskKind
 
 # --- checks that the type alone cannot say -----------------------------------------------------
 
-def _pattern(regex: str, what: str) -> Any:
+def pattern(regex: str, what: str) -> Any:
     compiled = re.compile(regex)
     return lambda v: None if compiled.fullmatch(v) else f"{v!r} is not valid (must be {what})"
 
 
-def _http_url(v: str) -> str | None:
+def http_url(v: str) -> str | None:
     return None if re.fullmatch(r"https?://[^\s/]+(/\S*)?", v) else f"{v!r} is not valid (must be an http(s) URL)"
 
 
@@ -125,112 +126,31 @@ class Fetch:
     connect_timeout_s: float = key(5, gt=0, doc="TCP and TLS connect timeout")
     read_timeout_s: float = key(15, gt=0, doc="timeout between two reads")
     total_deadline_s: float = key(30, gt=0, doc="whole request deadline")
-    max_bytes: Mapping[str, int] = key(factory=lambda: dict(_DEFAULT_CAPS), ge=1024, keys=("default",) + PURPOSES,
+    max_bytes: Mapping[str, int] = key(factory=lambda: dict(_DEFAULT_CAPS), ge=1024, keys_of="purposes",
                                        doc="body cap per purpose; `default` for the others")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Egress:
     ips: tuple[str, ...] = key((), check=_network, doc="the fixed addresses requests come from (CIDR prefixes)")
-    reverse_dns: str | None = key(None, check=_pattern(_HOST, "a host name"),
+    reverse_dns: str | None = key(None, check=pattern(_HOST, "a host name"),
                                   doc="the PTR name of those addresses (forward-confirmed)")
-    ips_json_path: str | None = key(None, check=_pattern(_PATH + r"\.json", "a path like /crawler/ips.json"),
+    ips_json_path: str | None = key(None, check=pattern(_PATH + r"\.json", "a path like /crawler/ips.json"),
                                     doc="where the addresses are published as JSON, on the info page's host")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Operator:
-    blocked_domains: tuple[str, ...] = key((), check=_pattern(r"[^\s/]+", "a domain"),
+    blocked_domains: tuple[str, ...] = key((), check=pattern(r"[^\s/]+", "a domain"),
                                            doc="domains (and their subdomains) never fetched")
-    alarm_email: str | None = key(None, check=_pattern(r"[^@\s]+@[^@\s]+\.[^@\s]+", "one e-mail address"),
+    alarm_email: str | None = key(None, check=pattern(r"[^@\s]+@[^@\s]+\.[^@\s]+", "one e-mail address"),
                                   doc="who the stack's alarms are mailed to (default: contact, if an e-mail address)")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Schedule:
     expression: str = key(check=_expression, doc="EventBridge rate(...) or cron(...), UTC")
-    task: TaskKind = key(doc="the task kind it starts")
-
-
-@dataclass(frozen=True, kw_only=True)
-class ArticleFollowup:
-    mode: Literal["short_summary", "selected"] = key(
-        doc="short_summary: when the feed summary is short; selected: sources marked write_about")
-    summary_shorter_than: int = key(0, ge=0, doc="short_summary: a summary shorter than this many characters")
-    once_ever: bool = key(False, doc="an article page is read once, never again")
-    per_source_per_window: int | None = key(None, ge=0, doc="article pages per source per window")
-    total_per_window: int | None = key(None, ge=0, doc="article pages over all sources per window")
-    window_s: float = key(0, ge=0, doc="the window of both caps (0: no caps)")
-    keep_text: bool = key(True, doc="keep the article text (false: read, not kept)")
-    respect_tdmrep: bool = key(False, doc="a TDMRep reservation means the text is not kept")
-
-
-@dataclass(frozen=True, kw_only=True)
-class FeedTask:
-    max_items: int = key(40, ge=1, doc="items read per feed read")
-    min_read_interval_s: float = key(0, ge=0, doc="at most one read per source this often")
-    keep_summary: bool = key(False, doc="keep each item's summary")
-    summary_max_chars: int = key(500, ge=0, doc="characters of summary kept")
-    article_followup: ArticleFollowup | None = key(None, doc="when the linked article page is opened (absent: never)")
-
-
-@dataclass(frozen=True, kw_only=True)
-class PageTask:
-    max_pages_per_source_per_round: int = key(1, ge=1, doc="listing pages per source per round")
-
-
-@dataclass(frozen=True, kw_only=True)
-class SitemapTask:
-    pass
-
-
-@dataclass(frozen=True, kw_only=True)
-class SiteCheckTask:
-    min_interval_s: float = key(0, ge=0, doc="at most one check per site this often")
-
-
-@dataclass(frozen=True, kw_only=True)
-class SubsidyTask:
-    topic_patterns: tuple[str, ...] = key((), doc="a sitemap URL is followed only if its path has one of these")
-    max_pages_per_host_per_round: int = key(5, ge=1, doc="pages per host per round")
-    diff_summary_max_chars: int = key(300, ge=1, doc="characters of the change summary")
-
-
-@dataclass(frozen=True, kw_only=True)
-class AgendaTask:
-    start: Literal["sitemap"] = key("sitemap", doc="where a round starts")
-    follow_patterns: tuple[str, ...] = key((), doc="a sitemap URL is followed only if its path has one of these")
-    max_pages_per_site_per_round: int = key(20, ge=1, doc="agenda pages per site per round")
-    extractor: Literal["structured", "bedrock"] = key(
-        "structured", doc="structured data only, or a language model where it is missing")
-    bedrock_model_id: str | None = key(None, doc="the model of the bedrock extractor")
-    render_endpoint: str | None = key(None, check=_http_url, doc="render service for sources marked render: true")
-    timezone: str = key("Europe/Amsterdam", doc="the venues' time zone: an event time without an offset is read in it")
-
-
-@dataclass(frozen=True, kw_only=True)
-class SitemapFallback:
-    enabled: bool = key(False, doc="a page without items leads to its site's sitemap.xml")
-    max_child_sitemaps: int = key(2, ge=0, doc="child sitemaps read per source and round")
-    max_new_pages: int = key(5, ge=0, doc="new pages whose title is fetched per source and round")
-    title_refetch_after_s: float = key(604800, ge=0, doc="a title is not fetched again within this")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Tasks:
-    _unknown_noun: ClassVar[str] = "task kind"
-    feed: FeedTask | None = key(None, null_is_default=True)
-    page: PageTask | None = key(None, null_is_default=True)
-    sitemap: SitemapTask | None = key(None, null_is_default=True)
-    site_check: SiteCheckTask | None = key(None, null_is_default=True)
-    subsidy: SubsidyTask | None = key(None, null_is_default=True)
-    agenda: AgendaTask | None = key(None, null_is_default=True)
-    sitemap_fallback: SitemapFallback | None = key(None, null_is_default=True)
-
-
-TASK_TYPES: dict[str, type] = {"feed": FeedTask, "page": PageTask, "sitemap": SitemapTask,
-                                "site_check": SiteCheckTask, "subsidy": SubsidyTask, "agenda": AgendaTask,
-                                "sitemap_fallback": SitemapFallback}
+    task: str = key(choices="task_kinds", doc="the task kind it starts")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -249,7 +169,7 @@ class PageTexts:
     published: tuple[str, ...] = key((), doc="what is published from the site's content")
     removal: str | None = key(None, doc="more on removal requests")
     contact_note: str | None = key(None, doc="more on writing to us")
-    example_path: str | None = key(None, check=_pattern(_PATH, "a path starting with /"),
+    example_path: str | None = key(None, check=pattern(_PATH, "a path starting with /"),
                                    doc="the path in the 'close a part' robots.txt example")
 
 
@@ -259,7 +179,7 @@ class InfoPage:
     sentences: Mapping[str, Any] | None = key(
         None, what="a mapping of a page language to its sentences file (a path beside the profile)",
         doc="the page's sentences in a language Heed has none for (heed new-bot writes the file to translate)")
-    privacy_url: str | None = key(None, check=_http_url, doc="the operator's privacy statement")
+    privacy_url: str | None = key(None, check=http_url, doc="the operator's privacy statement")
 
 
 # --- identity and usage (signed requests, AIPREF) -----------------------------------------------
@@ -278,10 +198,10 @@ def _key_ref(v: str) -> str | None:
 class WebBotAuth:
     enabled: bool = key(False, doc="sign every request (Web Bot Auth on RFC 9421 HTTP Message Signatures)")
     key_file: str | None = key(None, check=_key_ref, doc="the Ed25519 private key's PEM file (local runs)")
-    key_secret: str | None = key(None, check=lambda v: _key_ref(v) or _pattern(
+    key_secret: str | None = key(None, check=lambda v: _key_ref(v) or pattern(
         _SECRET, "secretsmanager:NAME, ssm:/NAME or a Secrets Manager or SSM ARN")(v),
         doc="where the private key is on AWS (Secrets Manager or an SSM SecureString)")
-    signature_agent: str | None = key(None, check=_pattern(r"https://[^\s/?#]+(/[^\s#]*)?", "an https URL"),
+    signature_agent: str | None = key(None, check=pattern(r"https://[^\s/?#]+(/[^\s#]*)?", "an https URL"),
                                       doc="the key directory's URL (the Signature-Agent header)")
     lifetime_s: float = key(60, ge=1, doc="how long a signature is valid")
 
@@ -305,12 +225,12 @@ def _use(v: str) -> str | None:
 class Spec:
     """The whole profile, typed. `Profile` wraps it with the merged mapping."""
 
-    name: str = key(check=_pattern(_NAME, "a lower-case name of letters, digits and '-'"))
+    name: str = key(check=pattern(_NAME, "a lower-case name of letters, digits and '-'"))
     user_agent: str = key(doc="exact User-Agent: product token/version (+info_url)")
-    robots_token: str = key(check=_pattern(_TOKEN, "a product token of letters, '_' and '-' (RFC 9309 2.2.1)"))
-    info_url: str = key(check=_http_url, doc="the public page about the bot")
+    robots_token: str = key(check=pattern(_TOKEN, "a product token of letters, '_' and '-' (RFC 9309 2.2.1)"))
+    info_url: str = key(check=http_url, doc="the public page about the bot")
     contact: str = key(doc="an e-mail address or a contact page URL")
-    language: str = key("en", check=_pattern(r"[a-z]{2,3}(-[A-Za-z0-9]{2,8})*", "a language code"))
+    language: str = key("en", check=pattern(r"[a-z]{2,3}(-[A-Za-z0-9]{2,8})*", "a language code"))
     description: str | None = key(None)
     politeness: Politeness = key()
     robots: RobotsRules = key(factory=RobotsRules)
@@ -322,7 +242,8 @@ class Spec:
     egress: Egress = key(factory=Egress)
     operator: Operator = key(factory=Operator)
     schedules: tuple[Schedule, ...] = key((), what="a list of {expression, task}")
-    tasks: Tasks = key(factory=Tasks)
+    tasks: Mapping[str, Any] = key(factory=dict, sections="tasks",
+                                   doc="each source kind's options (heed_core.kinds), by its name")
     info_page: InfoPage | None = key(None, doc="the words of the public info page")
     identity: Identity = key(factory=Identity, doc="how the bot proves who it is")
     usage: tuple[str, ...] = key((), check=_use, what=f"a list of uses: {', '.join(USES)}", own=True,
@@ -332,7 +253,7 @@ class Spec:
 # --- cross-key rules ---------------------------------------------------------------------------
 
 def cross_check(spec: Spec) -> None:
-    """Rules between keys, after each key passed its own check."""
+    """Rules between keys, after each key passed its own check (a kind's own: its room's ``check``)."""
     wba = spec.identity.web_bot_auth
     if wba.lifetime_s > 86400:
         raise ProfileError(f"identity.web_bot_auth.lifetime_s: {wba.lifetime_s!r} is not valid "
@@ -351,21 +272,6 @@ def cross_check(spec: Spec) -> None:
         raise ProfileError(f"user_agent: its product token {ua_token!r} is not the robots_token {spec.robots_token!r}")
     if "+" + spec.info_url not in spec.user_agent:
         raise ProfileError("user_agent: must carry the info_url (COMMON-01: '+' info URL)")
-    follow = spec.tasks.feed.article_followup if spec.tasks.feed else None
-    if follow is not None:
-        where = "tasks.feed.article_followup"
-        if follow.window_s > 0:
-            for cap in ("per_source_per_window", "total_per_window"):
-                if getattr(follow, cap) is None:
-                    raise ProfileError(f"{where}.{cap}: missing (window_s is set, so both caps are needed)")
-        elif follow.per_source_per_window is not None or follow.total_per_window is not None:
-            raise ProfileError(f"{where}.window_s: {follow.window_s:g} is not valid "
-                               "(the per-window caps need a window > 0)")
-        if follow.mode == "short_summary" and follow.summary_shorter_than <= 0:
-            raise ProfileError(f"{where}.summary_shorter_than: missing (mode short_summary needs a length > 0)")
-    agenda = spec.tasks.agenda
-    if agenda is not None and agenda.extractor == "bedrock" and not agenda.bedrock_model_id:
-        raise ProfileError("tasks.agenda.bedrock_model_id: missing (extractor: bedrock needs a model)")
     if spec.egress.ips_json_path and not spec.egress.ips:
         raise ProfileError("egress.ips_json_path: set, but egress.ips is empty (nothing to publish)")
     if spec.info_page is not None:

@@ -4,7 +4,9 @@ A section is a frozen dataclass whose fields are declared with `key()`: the Pyth
 the value must be (bool, int, float, str, a Literal choice, `X | None`, `tuple[str, ...]`, a nested
 section, `Mapping[str, X]`), `key()` adds bounds, a check and the default. `build()` turns a
 mapping into the section, refusing an unknown key with a close spelling ("did you mean ...?"),
-and returns next to it the plain mapping with every default filled in.
+and returns next to it the plain mapping with every default filled in. What a key takes from
+outside the schema (the source kinds' names, their purposes, their sections: heed_core.kinds)
+comes in a `Tables` value handed to `build()`, never from a global.
 """
 from __future__ import annotations
 
@@ -52,7 +54,23 @@ class Key:
     keys: tuple[str, ...] | None = None  # Mapping fields: the only keys allowed
     null_is_default: bool = False  # an optional section given as `null` means "all defaults"
     own: bool = False  # the operator's own choice, stated on the page: a bot of its own never inherits it
+    choices: str | None = None  # a str field: one of the names of this table (Tables.names)
+    keys_of: str | None = None  # Mapping fields: the only keys allowed, "default" and the names of this table
+    sections: str | None = None  # Mapping fields: name -> a section of this table (Tables.sections)
     doc: str = ""
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The names and sections some keys take from outside the schema, by table name: ``names``
+    for `key(choices=...)` and `key(keys_of=...)`, ``sections`` (name -> section dataclass, in the
+    order they are listed) for `key(sections=...)`."""
+
+    names: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    sections: Mapping[str, Mapping[str, type]] = dataclasses.field(default_factory=dict)
+
+
+NO_TABLES = Tables()
 
 
 def key(default: Any = MISSING, *, factory: Callable[[], Any] | None = None, **meta: Any) -> Any:
@@ -93,13 +111,16 @@ def _optional(tp: Any) -> tuple[bool, Any]:
     return False, tp
 
 
-def describe(tp: Any, meta: Key, name: str = "") -> str:
+def describe(tp: Any, meta: Key, name: str = "", tables: Tables | None = None) -> str:
     """What a value of this field must be, in the words of the error message."""
     if meta.what:
         return meta.what
     nullable, inner = _optional(tp)
     if nullable:
-        return "null or " + describe(inner, meta, name)
+        return "null or " + describe(inner, meta, name, tables)
+    if meta.choices is not None:
+        names = list((tables or NO_TABLES).names.get(meta.choices, ()))
+        return _join(names) if names else f"one of the {meta.choices.replace('_', ' ')}"
     bound = f" >= {meta.ge:g}" if meta.ge is not None else f" > {meta.gt:g}" if meta.gt is not None else ""
     if inner is Any:
         return "anything"
@@ -129,7 +150,7 @@ def _bounded(v: float, meta: Key) -> bool:
     return (meta.ge is None or v >= meta.ge) and (meta.gt is None or v > meta.gt)
 
 
-def _convert(tp: Any, value: Any, where: str, meta: Key, name: str) -> tuple[Any, Any]:
+def _convert(tp: Any, value: Any, where: str, meta: Key, name: str, tables: Tables) -> tuple[Any, Any]:
     """(typed value, plain value) of one given key, or a ProfileError naming it."""
     nullable, inner = _optional(tp)
 
@@ -143,7 +164,11 @@ def _convert(tp: Any, value: Any, where: str, meta: Key, name: str) -> tuple[Any
     if dataclasses.is_dataclass(inner):
         if not isinstance(value, Mapping):
             raise bad("a mapping of options" if meta.null_is_default else None)
-        return build(inner, value, where)  # type: ignore[arg-type]
+        return build(inner, value, where, tables)  # type: ignore[arg-type]
+    if meta.sections is not None:
+        return _convert_sections(tables.sections.get(meta.sections, {}), value, where, tables)
+    if meta.choices is not None:
+        return _choice(tables.names.get(meta.choices, ()), value, where), value
     if inner is Any:  # read by a room above the core, which checks it (the info page's sentences)
         return value, value
     if inner is bool:
@@ -155,16 +180,11 @@ def _convert(tp: Any, value: Any, where: str, meta: Key, name: str) -> tuple[Any
     elif inner is str:
         ok, typed = isinstance(value, str) and bool(value.strip()), value
     elif typing.get_origin(inner) is Literal:
-        options = [str(a) for a in typing.get_args(inner)]
-        if value not in typing.get_args(inner):
-            close = difflib.get_close_matches(str(value), options, n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]}?" if close else ""
-            raise ProfileError(f"{where}: {value!r} is not valid (must be {_join(options)}{hint})")
-        ok, typed = True, value
+        ok, typed = True, _choice(typing.get_args(inner), value, where)
     elif typing.get_origin(inner) is tuple:
-        return _convert_list(typing.get_args(inner)[0], value, where, meta, bad)
+        return _convert_list(typing.get_args(inner)[0], value, where, meta, bad, tables)
     elif typing.get_origin(inner) in (collections.abc.Mapping, dict):
-        return _convert_mapping(typing.get_args(inner)[1], value, where, meta)
+        return _convert_mapping(typing.get_args(inner)[1], value, where, meta, tables)
     else:  # pragma: no cover - a section declared with a type this builder does not know
         raise TypeError(f"{where}: unsupported field type {inner!r}")
     if not ok:
@@ -176,7 +196,17 @@ def _convert(tp: Any, value: Any, where: str, meta: Key, name: str) -> tuple[Any
     return typed, value
 
 
-def _convert_list(item: Any, value: Any, where: str, meta: Key, bad: Callable[..., ProfileError]) -> tuple[Any, Any]:
+def _choice(options: tuple[Any, ...], value: Any, where: str) -> Any:
+    if value not in options:
+        names = [str(a) for a in options]
+        close = difflib.get_close_matches(str(value), names, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise ProfileError(f"{where}: {value!r} is not valid (must be {_join(names)}{hint})")
+    return value
+
+
+def _convert_list(item: Any, value: Any, where: str, meta: Key, bad: Callable[..., ProfileError],
+                  tables: Tables) -> tuple[Any, Any]:
     if not isinstance(value, (list, tuple)):
         raise bad()
     if meta.nonempty and not value:
@@ -190,7 +220,7 @@ def _convert_list(item: Any, value: Any, where: str, meta: Key, bad: Callable[..
         if dataclasses.is_dataclass(item):
             if not isinstance(v, Mapping):
                 raise ProfileError(f"{at}: {v!r} is not valid (must be a mapping of keys)")
-            t, p = build(item, v, at)  # type: ignore[arg-type]
+            t, p = build(item, v, at, tables)  # type: ignore[arg-type]
         else:
             if not (isinstance(v, str) and v.strip()):
                 raise ProfileError(f"{at}: {v!r} is not valid (must be a non-empty string)")
@@ -204,18 +234,42 @@ def _convert_list(item: Any, value: Any, where: str, meta: Key, bad: Callable[..
     return tuple(typed), plain
 
 
-def _convert_mapping(item: Any, value: Any, where: str, meta: Key) -> tuple[Any, Any]:
+def _convert_mapping(item: Any, value: Any, where: str, meta: Key, tables: Tables) -> tuple[Any, Any]:
     if not isinstance(value, Mapping):
         raise ProfileError(f"{where}: {value!r} is not valid (must be a mapping of keys)")
+    allowed = meta.keys
+    if meta.keys_of is not None:
+        allowed = ("default", *tables.names.get(meta.keys_of, ()))
     typed: dict[str, Any] = {}
     plain: dict[str, Any] = {}
     for k, v in value.items():
         at = f"{where}.{k}"
-        if meta.keys is not None and k not in meta.keys:
-            raise unknown(at, str(k), list(meta.keys))
-        t, p = _convert(item, v, at, Key(ge=meta.ge, gt=meta.gt), str(k))
+        if allowed is not None and k not in allowed:
+            raise unknown(at, str(k), list(allowed))
+        t, p = _convert(item, v, at, Key(ge=meta.ge, gt=meta.gt), str(k), tables)
         typed[str(k)] = t
         plain[str(k)] = p
+    return types.MappingProxyType(typed), plain
+
+
+def _convert_sections(known: Mapping[str, type], value: Any, where: str, tables: Tables) -> tuple[Any, Any]:
+    """A mapping of named sections (``tasks``: a kind's name -> its options): each name one of
+    ``known``, each value that section (``null``: all its defaults), in ``known``'s order."""
+    if not isinstance(value, Mapping):
+        raise ProfileError(f"{where}: {value!r} is not valid (must be a mapping of keys)")
+    for k in value:
+        if k not in known:
+            raise unknown(f"{where}.{k}", str(k), list(known), "task kind")
+    typed: dict[str, Any] = {}
+    plain: dict[str, Any] = {}
+    for name, cls in known.items():
+        if name not in value:
+            continue
+        given = value[name] if value[name] is not None else {}
+        at = f"{where}.{name}"
+        if not isinstance(given, Mapping):
+            raise ProfileError(f"{at}: {given!r} is not valid (must be a mapping of options)")
+        typed[name], plain[name] = build(cls, given, at, tables)
     return types.MappingProxyType(typed), plain
 
 
@@ -231,7 +285,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def build(cls: type, raw: Mapping[str, Any], where: str = "") -> tuple[Any, dict[str, Any]]:
+def build(cls: type, raw: Mapping[str, Any], where: str = "", tables: Tables = NO_TABLES) -> tuple[Any, dict[str, Any]]:
     """The section `cls` from `raw`, and `raw` with every default filled in (plain values).
 
     Optional sections and mappings that are absent stay absent in the plain mapping (code that
@@ -257,7 +311,7 @@ def build(cls: type, raw: Mapping[str, Any], where: str = "") -> tuple[Any, dict
             given = raw[f.name]
             if given is None and meta.null_is_default and dataclasses.is_dataclass(inner):
                 given = {}
-            typed, p = _convert(tp, given, at, meta, f.name)
+            typed, p = _convert(tp, given, at, meta, f.name, tables)
             if isinstance(typed, Mapping) and f.default_factory is not MISSING:
                 # Mapping keys merge over their defaults (fetch.max_bytes.feed alone keeps default).
                 base = f.default_factory()
@@ -276,9 +330,9 @@ def build(cls: type, raw: Mapping[str, Any], where: str = "") -> tuple[Any, dict
             plain[f.name] = _plain(values[f.name])
         elif dataclasses.is_dataclass(inner):
             # A required section that is absent: name the first key it misses.
-            values[f.name], plain[f.name] = build(inner, {}, at)  # type: ignore[arg-type]
+            values[f.name], plain[f.name] = build(inner, {}, at, tables)  # type: ignore[arg-type]
         else:
-            raise ProfileError(f"{at}: missing (must be {describe(tp, meta, f.name)})")
+            raise ProfileError(f"{at}: missing (must be {describe(tp, meta, f.name, tables)})")
     return cls(**values), plain
 
 

@@ -6,13 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Protocol
-from urllib.parse import urlsplit
 
+from heed_core import kinds
 from heed_core.hoststate import TokenOut
+from heed_core.kinds.base import Entry
 from heed_core.profile import Profile
 from heed_core.schedule import firings
-from heed_core.urls import BadUrl, authority, canonical, origin, short_hash
-from heed_core.work import ENTRY_PURPOSE, Source, UrlRecord, WorkItem
+from heed_core.urls import BadUrl, authority, canonical, short_hash
+from heed_core.work import Source, UrlRecord, WorkItem
 
 __all__ = ["Round", "RoundEngine", "due_rounds", "entry_items", "play_rounds", "round_id", "round_plan", "round_tokens"]
 
@@ -80,35 +81,19 @@ def play_rounds(engine: RoundEngine, profile: Profile, start: float, until: floa
     return left
 
 
-def cadence_s(profile: Profile, kind: str) -> float:
-    """A source's own cadence (AUBE-08's feeds, PRAHA-04's site checks), 0 for a kind without one."""
-    if kind == "feed":
-        return profile.feed.min_read_interval_s
-    if kind == "site_check":
-        return profile.site_check.min_interval_s
-    return 0.0
-
-
-def _on_topic(profile: Profile, kind: str, url: str) -> bool:
-    """Is a source URL itself a page the round is about (not only the site's address)?"""
-    path = urlsplit(url).path or "/"
-    if path == "/":
-        return False
-    if kind == "agenda":
-        pats = [p.lower() for p in profile.agenda.follow_patterns]
-        return any(p in path.lower() for p in pats)
-    return True
-
-
 def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float,
                 records: Mapping[str, UrlRecord] | None = None) -> tuple[list[WorkItem], list[tuple[Source, str, str]]]:
     """The entry work of each source of this round's kind, or why a source sits this one out.
-    ``records``: what is known of the entry URLs (validators for a conditional GET)."""
+    ``records``: what is known of the entry URLs (validators for a conditional GET). What a
+    source's first work is, its kind says (heed_core.kinds: ``Kind.entries``)."""
     records = records or {}
     items: list[WorkItem] = []
     skips: list[tuple[Source, str, str]] = []
-    cadence = cadence_s(profile, rnd.task)
-    sitemaps_seen: set[str] = set()
+    kind = kinds.find(rnd.task)
+    if kind is None:
+        return items, skips
+    cadence = kind.cadence_s(profile)
+    taken: set[str] = set()  # what the round's sources entered: one read per round however many share it
     for seq, src in enumerate(sources):
         if src.kind != rnd.task:
             continue
@@ -127,36 +112,17 @@ def entry_items(profile: Profile, rnd: Round, sources: list[Source], now: float,
             not_before = src.last_read + cadence
         try:
             url = canonical(src.url, profile.strip_params)  # what is requested: the one spelling
-            root = authority(url)
+            authority(url)
         except BadUrl:
             skips.append((src, "bad_url", "not an absolute http(s) URL"))
             continue
         ctx: dict[str, object] = {"opts": dict(src.options)} if src.options else {}
-        if src.kind == "feed" and src.seen_items:
-            ctx["si"] = list(src.seen_items)
-        entry = WorkItem(url=url, purpose=ENTRY_PURPOSE[src.kind], task=src.kind, source_id=src.id,
-                         source_url=url, round_id=rnd.round_id, round_start=rnd.start, ctx=dict(ctx), seq=seq,
-                         not_before=not_before, seen=records.get(url))
-
-        if src.kind in ("subsidy", "agenda"):
-            # WANNADO-06 / SUBSIDIE-01: start at the site's sitemap, never walk blindly; one read
-            # of a sitemap per host per round, however many sources share the host.
-            for given in list(src.options.get("sitemaps") or [origin(root) + "/sitemap.xml"]):
-                try:
-                    sitemap = canonical(str(given), profile.strip_params)
-                except BadUrl:
-                    skips.append((src, "bad_url", f"sitemap {str(given)[:200]!r} is not an absolute http(s) URL"))
-                    continue
-                if sitemap in sitemaps_seen:
-                    continue
-                sitemaps_seen.add(sitemap)
-                items.append(replace(entry, url=sitemap, purpose="sitemap", ctx={**ctx, "role": src.kind, "level": 0},
-                                     seen=records.get(sitemap)))
-            if src.kind == "subsidy" and _on_topic(profile, src.kind, url):
-                # SUBSIDIE-01/-02: the page the operator gave is itself watched, every round.
-                items.append(replace(entry, purpose="subsidy", ctx=dict(ctx)))
-            continue
-        items.append(entry)
+        first = WorkItem(url=url, purpose=kind.entry_purpose, task=src.kind, source_id=src.id, source_url=url,
+                         round_id=rnd.round_id, round_start=rnd.start, ctx=ctx, seq=seq, not_before=not_before,
+                         seen=records.get(url))
+        entry = Entry(profile=profile, source=src, item=first, records=records, taken=taken)
+        items += kind.entries(entry)
+        skips += [(src, reason, detail) for reason, detail in entry.skips]
     return items, skips
 
 

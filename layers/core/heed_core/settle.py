@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from heed_core import politeness
+from heed_core import kinds, politeness
 from heed_core.envelope import found_at
 from heed_core.extract.challenge import is_challenge
 from heed_core.extract.events import Event
@@ -22,10 +22,7 @@ from heed_core.tasks import Candidate, Event_, Skip, TaskInput, TaskOutput, hand
 from heed_core.urls import Refused, canonical_link, short_hash
 from heed_core.work import UrlRecord, WorkItem
 
-__all__ = ["SPACED_PURPOSES", "Settled", "close_source", "settle_item", "stop_host"]
-
-# Work spaced by the round spacing (WANNADO-05): the pages a round is about, not robots/sitemaps.
-SPACED_PURPOSES = frozenset({"agenda", "subsidy", "page", "article"})
+__all__ = ["Settled", "close_source", "settle_item", "stop_host"]
 
 
 @dataclass
@@ -73,7 +70,8 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
                 extracted: tuple[Event, ...] | None = None, robots: RobotsTxt | None = None) -> Settled:
     """Settle ``item`` with ``result`` into ``view`` (changed in place): the item leaves the
     frontier (or comes back for a retry the same day, SPRING-06), the host's next request waits
-    ``delay`` (spaced per WANNADO-05 for the pages a round is about) from the end of this one,
+    ``delay`` (spaced per WANNADO-05 for the pages a round is about, as the item's kind says) from
+    the end of this one,
     a 429/403/challenge stops the host or closes the source (SPRING-05, PRAHA-07), a redirect
     becomes a candidate (COMMON-06), and a good body is read by the item's task. Returns what
     leaves the view (``Settled``). When the task asks for a kept text or an extractor's answer,
@@ -88,13 +86,15 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
                     robots=robots, host_seen=view.seen.get(item.source_id, ()))
     out = Settled()
     task: TaskOutput | None = None
-    if outcome.action == "ok" or (outcome.action == "not_modified" and item.purpose == "sitemap"):
+    kind = kinds.find(item.task)
+    kept_copy = kind is not None and item.purpose in kind.read_on_304
+    if outcome.action == "ok" or (outcome.action == "not_modified" and kept_copy):
         task = handle_success(inp)  # a 304 sitemap: the kept copy still lists the pages due
         if task.needs_texts or task.needs_extract:
             return Settled(needs_texts=task.needs_texts, needs_extract=task.needs_extract)
     t_end = result.t_end or now
     view.frontier = [i for i in view.frontier if i.work_id != item.work_id]
-    if item.purpose in SPACED_PURPOSES:
+    if kinds.is_spaced(item):
         delay = politeness.spaced_delay(delay, profile.politeness.round_spacing_s,
                                         profile.politeness.round_spacing_jitter_s, item.work_id)
     view.pacing = politeness.after_request(view.pacing, profile.politeness, t_end, delay)
@@ -113,7 +113,7 @@ def settle_item(profile: Profile, view: HostView, item: WorkItem, result: FetchR
     out.detail = task.detail
     if task.source_fields:
         out.sources.append((item.source_id, task.source_fields))
-        if item.task == "feed" and task.source_fields.get("seen_items") is not None:
+        if kind is not None and kind.keeps_seen_items and task.source_fields.get("seen_items") is not None:
             # The items a feed reported, kept with the host's own commit: a round's token made
             # before that commit left (a crash, a slow drain) never reports them again.
             view.seen[item.source_id] = list(task.source_fields["seen_items"])[:MAX_SEEN_ITEMS]
@@ -138,7 +138,8 @@ def _without_body(profile: Profile, view: HostView, item: WorkItem, result: Fetc
         fields: dict[str, Any] = {}
         if item.depth == 0:
             fields["last_read"] = result.t_start or now
-            if item.task == "feed":
+            kind = kinds.find(item.task)
+            if kind is not None and kind.keeps_seen_items:
                 fields["seen_items"] = list(dict.fromkeys(list(view.seen.get(item.source_id, ()))
                                                           + list(item.ctx.get("si") or ())))
         return TaskOutput(skips=[(item.url, "not_modified", "304: unchanged since the last read")],
@@ -165,8 +166,8 @@ def _redirect(profile: Profile, item: WorkItem, location: str) -> TaskOutput:
     ctx = dict(item.ctx)
     ctx.setdefault("first_url", item.url)
     nxt = replace(item, url=target, hop=item.hop + 1, not_before=0.0, attempts=0, ctx=ctx, seen=None)
-    follow = profile.feed.article_followup
-    once = item.purpose == "article" and follow is not None and follow.once_ever
+    kind = kinds.find(item.task)
+    once = kind is not None and kind.read_once(profile, item)  # AUBE-03: a redirect is read once too
     return TaskOutput(candidates=[Candidate(nxt, once_ever=once, with_record=True)])
 
 

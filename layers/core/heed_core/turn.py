@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from heed_core import politeness
+from heed_core import kinds, politeness
 from heed_core.hoststate import TOKENS_FOR_S, HostView, TokenOut
 from heed_core.ports import FetchRequest, FetchResult
 from heed_core.profile import Profile
@@ -281,6 +281,11 @@ def _settle_without_request(v: HostView, item: WorkItem, plan: Plan, reason: str
 
 def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan) -> bool:
     """True when the plan is complete (a request, or a wait); False: the item was settled."""
+    unknown = kinds.unknown_work(item)
+    if unknown is not None:
+        # A kind or purpose no room of this process knows (a kind taken out, a bad token): never fetched.
+        _settle_without_request(v, item, plan, "bad_work_item", unknown)
+        return False
     if v.purged_at and item.round_start <= v.purged_at:
         # COMMON-08: work made before its domain was purged stores nothing again, asks for nothing.
         v.frontier = [i for i in v.frontier if i.work_id != item.work_id]
@@ -341,8 +346,9 @@ def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan)
         detail = verdict.rule or ""
         if verdict.line:
             detail = f"{detail} (line {verdict.line}, group {verdict.group})"
-        if item.task == "site_check" and outcome.reason == "robots_unreachable":
-            # PRAHA-04 records "reachable or not": a site that does not answer is a result.
+        if outcome.reason == "robots_unreachable":
+            # A site that does not answer may be a result of its own (PRAHA-04's site check
+            # records "reachable or not"): the item's kind says, as for any answer given up on.
             down = FetchResult(url=item.url, status=None, error=outcome.error or "unreachable", sent=False)
             out = handle_failure(TaskInput(profile=profile, item=item, result=down, now=now), code, detail)
             plan.events += out.events
@@ -352,8 +358,8 @@ def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan)
         return False
     delay = effective_delay(profile.politeness.min_delay_s, verdict.crawl_delay,
                             profile.politeness.crawl_delay_cap_s)
-    follow = profile.feed.article_followup
-    if item.purpose == "article" and follow is not None and follow.respect_tdmrep and not _tdmrep_known(v, now):
+    kind = kinds.get(item.task)  # known: _step settled unknown work first
+    if kind.reads_tdmrep(profile, item) and not _tdmrep_known(v, now):
         url = tdmrep_url(v.host)
         if not outcome.robots.verdict(url, profile.robots_token).allowed:
             # COMMON-02 holds for the well-known file too: not read means no reservation known.

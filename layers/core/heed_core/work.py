@@ -5,37 +5,41 @@ codec: short keys, defaults left out. ``from_compact`` raises ``InputError`` on 
 cannot rebuild, so an undecodable item becomes a recorded skip, never a stuck host."""
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, get_args
+from typing import Any
 
 from heed_core.errors import InputError
 from heed_core.urls import authority, short_hash
 
-# What a source is (its kind: the task its rounds run) and what one request is for.
-TaskKind = Literal["feed", "page", "sitemap", "site_check", "subsidy", "agenda"]
-Purpose = Literal["robots", "feed", "page", "sitemap", "article", "homepage", "icon", "agenda", "subsidy", "tdmrep"]
-TASK_KINDS: tuple[TaskKind, ...] = get_args(TaskKind)
-PURPOSES: tuple[Purpose, ...] = get_args(Purpose)
+# What a source is (its kind: the task its rounds run, one room of heed_core.kinds) and what one
+# request is for (a purpose: robots.txt and tdmrep.json are the turn's own, the rest a kind's).
+# Both are names here; which ones exist is the kinds' registry's to say (heed_core.kinds), which
+# the turn asks before any request (an item of a kind or purpose nobody knows is never fetched).
+TaskKind = str
+Purpose = str
+TURN_PURPOSES: tuple[Purpose, ...] = ("robots", "tdmrep")
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def is_name(value: object) -> bool:
+    """A kind's or a purpose's name as the registry spells them: lower case, digits and '_'."""
+    return isinstance(value, str) and _NAME.fullmatch(value) is not None
 
 
 def as_task_kind(value: object) -> TaskKind:
-    """A task kind read from outside (a token, a stored item), checked."""
-    if value in TASK_KINDS:
-        return value
+    """A task kind read from outside (a token, a stored item), checked as a name."""
+    if is_name(value):
+        return str(value)
     raise InputError(f"unknown task kind {value!r}", reason="bad_work_item")
 
 
 def as_purpose(value: object) -> Purpose:
-    """A request's purpose read from outside, checked."""
-    if value in PURPOSES:
-        return value
+    """A request's purpose read from outside, checked as a name."""
+    if is_name(value):
+        return str(value)
     raise InputError(f"unknown purpose {value!r}", reason="bad_work_item")
-
-
-# The first request of each source kind.
-ENTRY_PURPOSE: dict[TaskKind, Purpose] = {"feed": "feed", "page": "page", "sitemap": "sitemap",
-                                          "site_check": "homepage", "subsidy": "sitemap", "agenda": "sitemap"}
 
 
 @dataclass(frozen=True)

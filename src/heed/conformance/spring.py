@@ -15,6 +15,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from itertools import pairwise
 
+from heed_core.kinds.walk import fallback
 from heed_core.work import Source
 
 from heed.conformance import common
@@ -171,14 +172,14 @@ def _s02(r: Runs) -> Proof:
 
 def _fallback(r: Runs) -> tuple[list[str], list[str]]:
     """The child sitemaps the profile lets the fallback read, and the pages under /app/ they list."""
-    children = list(CHILDREN)[:r.profile.sitemap_fallback.max_child_sitemaps]
+    children = list(CHILDREN)[:fallback(r.profile).max_child_sitemaps]
     return children, [p for c in children for p in CHILDREN[c] if p.startswith("/app/")]
 
 
 def _s03(r: Runs) -> Proof:
     proof, seen = Proof(), r["spring-daily"]
     children, under = _fallback(r)
-    cap = min(r.profile.sitemap_fallback.max_new_pages, len(under))
+    cap = min(fallback(r.profile).max_new_pages, len(under))
     day1 = ["/" + x["url"].split("/", 3)[-1] for x in seen.requests_to("jsapp") if _day(sim_time(x)) == 1]
     maps = [p for p in day1 if p.endswith(".xml")]
     proof.that(maps == ["/sitemap.xml", *children], f"a page without items: sitemap.xml and {len(children)} of "
@@ -207,7 +208,7 @@ def _s04(r: Runs) -> Proof:
     titles = [(sim_time(x), x["url"].split("/", 3)[-1]) for x in seen.requests_to("jsapp") if "/app/sak/" in x["url"]]
     per_page = Counter(p for _, p in titles)
     _, under = _fallback(r)
-    n = r.profile.sitemap_fallback.max_new_pages
+    n = fallback(r.profile).max_new_pages
     left, expect, quiet = len(under), {}, 0  # day -> titles fetched; skips of titles fetched before
     for day in (1, 2, 3):
         quiet += len(under) - left

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from heed_core.kinds.subsidy import SubsidyTask
 from heed_core.schedule import firings
 from heed_core.work import Source
 
@@ -165,7 +166,7 @@ def _u01(r: Runs) -> Proof:
 
 def _u02(r: Runs) -> Proof:
     proof, seen, week = Proof(), r["subsidie-round"], r["subsidie-week"]
-    cap = int(r.profile.subsidy.max_pages_per_host_per_round)
+    cap = int(r.profile.section("subsidy", SubsidyTask).max_pages_per_host_per_round)
     pages = [p for p in seen.paths("subdomein") if p.startswith("/subsidies/")]
     proof.that(len(pages) == min(cap, len(SUB_PAGES)), f"{len(SUB_PAGES)} listed, {len(pages)} fetched in the round")
     left = seen.out.skipped("cap_reached", "subdomein")
@@ -327,7 +328,7 @@ def _u12(r: Runs) -> Proof:
     changes = [i for i in _reports(week.out) if i["url"] == url]
     kinds = [i["detail_type"] for i in changes]
     proof.that(kinds == ["page.new", "page.changed"], f"customers told: {', '.join(kinds)}")
-    cap = int(r.profile.subsidy.diff_summary_max_chars)
+    cap = int(r.profile.section("subsidy", SubsidyTask).diff_summary_max_chars)
     first, last = (changes[0], changes[-1]) if changes else ({}, {})
     proof.that(first.get("summary") == "new page", f"the first sight said as {first.get('summary')!r}")
     proof.that("750" in str(last.get("summary")) and len(str(last.get("summary"))) <= cap and last.get("url") == url,

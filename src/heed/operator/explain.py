@@ -54,8 +54,9 @@ def _robots(profile: Any, view: Any, url: str, now: float) -> dict[str, Any] | N
 def _item_for(profile: Any, url: str, view: Any, record: Any, sources: list[Any], now: float) -> tuple[Any, Any]:
     """The work item the bot would have for the URL now: queued already, a source's entry (as the
     next round makes it), or one like the last it had. Returns (item, the source's round skip)."""
+    from heed_core import kinds
     from heed_core.rounds import Round, entry_items, round_id
-    from heed_core.work import PURPOSES, WorkItem, as_purpose, as_task_kind
+    from heed_core.work import WorkItem, as_purpose, as_task_kind
 
     queued = [i for i in view.frontier if i.url == url]
     if queued:
@@ -72,8 +73,10 @@ def _item_for(profile: Any, url: str, view: Any, record: Any, sources: list[Any]
     recent = view.recent.get(url)
     by_id = {s.id: s for s in sources}
     src = by_id.get(str(recent[2])) if recent else None
-    purpose = as_purpose(recent[1]) if recent and recent[1] in PURPOSES else "page"
-    task = as_task_kind(src.kind) if src is not None else "page"
+    purpose = as_purpose(recent[1]) if recent and recent[1] in kinds.purposes() else "page"
+    # A source gone: the first kind whose work has that purpose (its spacing, its refusals).
+    owner = next((k for k in kinds.names() if purpose in kinds.get(k).handlers), "page")
+    task = as_task_kind(src.kind) if src is not None else owner
     source_id = src.id if src else (str(recent[2]) if recent else "")
     return WorkItem(url=url, purpose=purpose, task=task, source_id=source_id,
                     source_url=src.url if src else url, round_id=round_id(now, "explain"), round_start=now,
@@ -105,9 +108,9 @@ def _plan_now(profile: Any, view: Any, item: Any, now: float) -> dict[str, Any]:
 
 def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str, Any] | None:
     """Everything the state says about the URL, or None if the bot never saw it."""
+    from heed_core import kinds
     from heed_core.hoststate import HostView
     from heed_core.robots import effective_delay
-    from heed_core.settle import SPACED_PURPOSES
     from heed_core.urls import BadUrl, authority, canonical_changes, in_domain
 
     from heed.operator.sources import next_due
@@ -161,7 +164,7 @@ def explain_url(target: Target, profile: Any, url: str, now: float) -> dict[str,
                               "stopped_until": _iso(pace.stopped_until) if pace.stopped_until > now else None,
                               "stop_reason": pace.stop_reason if pace.stopped_until > now else None,
                               "busy_until": _iso(view.lease_until) if view.owner and view.lease_until > now else None}
-    if item is not None and item.purpose in SPACED_PURPOSES and profile.politeness.round_spacing_s:
+    if item is not None and kinds.is_spaced(item) and profile.politeness.round_spacing_s:
         pacing["round_spacing_s"] = profile.politeness.round_spacing_s  # WANNADO-05
     why_not = []
     if view.blocked or in_domain(host, profile.operator.blocked_domains):

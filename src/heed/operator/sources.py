@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from heed_core import kinds
 from heed_core.profile import Profile
 from heed_core.work import Source
 
@@ -41,7 +42,6 @@ def next_due(profile: Profile, src: Source, now: float) -> float | None:
     """When the source's next round takes it, as heed_core.rounds.entry_items decides: the next
     firing of its kind's schedules, later if its cadence (AUBE-08, PRAHA-04) is not over yet.
     None when it is closed or no schedule runs its kind."""
-    from heed_core.rounds import cadence_s
     from heed_core.schedule import next_fire
 
     if src.closed:
@@ -49,7 +49,7 @@ def next_due(profile: Profile, src: Source, now: float) -> float | None:
     exprs = [s.expression for s in profile.schedules if s.task == src.kind]
     if not exprs:
         return None
-    cadence = cadence_s(profile, src.kind)
+    cadence = kinds.cadence_s(profile, src.kind)
     t = now
     for _ in range(_HORIZON):
         t = min(next_fire(e, t) for e in exprs)
@@ -62,12 +62,9 @@ def next_due(profile: Profile, src: Source, now: float) -> float | None:
 
 
 def _entry_url(src: Any) -> str:
-    if src.kind in ("subsidy", "agenda"):
-        from heed_core.urls import authority, origin
-
-        maps = list(src.options.get("sitemaps") or [])
-        return maps[0] if maps else origin(authority(src.url)) + "/sitemap.xml"
-    return str(src.url)
+    """The URL whose record says how the source's last read went, as its kind says."""
+    kind = kinds.find(src.kind)
+    return kind.status_url(src) if kind is not None else str(src.url)
 
 
 def source_row(src: Any, extra: dict[str, Any], profile: Any, records: dict[str, Any], now: float) -> dict[str, Any]:
@@ -79,7 +76,12 @@ def source_row(src: Any, extra: dict[str, Any], profile: Any, records: dict[str,
             "last_read": _iso(src.last_read), "last_status": status,
             "next_due": _iso(next_due(profile, src, now)) if profile is not None else None,
             "closed": src.closed, "closed_reason": src.closed_reason, "closed_since": _iso(extra.get("closed_at")),
-            "items_found": len(src.seen_items) if src.kind == "feed" else None}
+            "items_found": len(src.seen_items) if _keeps_seen_items(src.kind) else None}
+
+
+def _keeps_seen_items(name: str) -> bool:
+    kind = kinds.find(name)
+    return kind is not None and kind.keeps_seen_items
 
 
 def _rows(target: Target, profile: Any, now: float, only: list[str] | None = None) -> list[dict[str, Any]]:
@@ -294,7 +296,7 @@ def register(subparsers: Any) -> None:
     sub = sources.add_subparsers(dest="sources_command", required=True)
     add = sub.add_parser("add", help="add one source (checked as a sources file is)")
     add.add_argument("url")
-    add.add_argument("--kind", required=True, help="feed, page, sitemap, site_check, subsidy or agenda")
+    add.add_argument("--kind", required=True, help=", ".join(kinds.names()[:-1]) + " or " + kinds.names()[-1])
     add.add_argument("--id", help="the source's id (default: derived from url and kind)")
     add.add_argument("--write-about", action="store_true", help="feed: open each item's article once (Praha-X)")
     add.add_argument("--render", action="store_true", help="agenda: pages through the profile's render service")

@@ -2,13 +2,17 @@
 
 Numbers, cadences and rules are read from the typed profile and put into the language's
 sentence templates; the words that are not numbers (who runs the bot, why it comes, what it
-keeps) come from the profile's `info_page.texts.<lang>`. Nothing here is specific to one bot.
+keeps) come from the profile's `info_page.texts.<lang>`. What each source kind says of its work
+is its room's (heed_core.kinds: ``Kind.says``), worded here. Nothing here is specific to one bot
+or one kind.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from heed_core import kinds
+from heed_core.kinds.sayings import Count, Duration, Every, Quoted, Say, Sayings, Value
 from heed_core.profile import PageTexts, Profile, ProfileError
 
 from heed.pages import words as wd
@@ -88,6 +92,7 @@ class _Writer:
         self.p, self.lang, self.P, self.w = p, lang, words.sentences, words.words
         self.t = _texts(p, lang)
         self.signing = signing
+        self.sayings: tuple[Sayings, ...] = tuple(k.says(p) for k in kinds.running(p))
 
     # helpers ---------------------------------------------------------------------------------
     def f(self, key: str, **values: object) -> Text:
@@ -98,6 +103,25 @@ class _Writer:
 
     def n(self, n: int, noun: str) -> str:
         return wd.count(n, noun, self.w)
+
+    def word(self, value: Value) -> str:
+        """A kind's value in the page's words."""
+        if isinstance(value, Count):
+            return self.n(value.n, value.noun)
+        if isinstance(value, Duration):
+            return self.d(value.seconds, dative=value.dative)
+        if isinstance(value, Every):
+            return wd.every(value.seconds, self.w, once=True)
+        if isinstance(value, Quoted):
+            return wd.join([f"“{t}”" for t in value.words], self.w, self.w.disj)
+        return value
+
+    def said(self, slot: str) -> list[Text]:
+        """What the bot's kinds say in ``slot`` (a field of ``Sayings``), each sentence once."""
+        lines: list[Say] = []
+        for sayings in self.sayings:
+            lines += [s for s in getattr(sayings, slot) if s not in lines]
+        return [self.f(s.key, **{k: self.word(v) for k, v in s.values.items()}) for s in lines]
 
     def prose(self, items: tuple[str, ...]) -> list[Text]:
         return [(s,) for s in items]
@@ -156,49 +180,8 @@ class _Writer:
     def fetch(self) -> Section:
         p = self.p
         fetched: list[Text] = self.prose(self.t.fetches)
-        kept: list[Text] = []
-        kinds = p.task_kinds
-        if "feed" in kinds:
-            fetched.append(self.f("f_feed", items=self.n(p.feed.max_items, "item")))
-            fetched.append(self.f("f_feed_only"))
-            kept.append(self.f("k_feed", chars=self.n(p.feed.summary_max_chars, "character"))
-                        if p.feed.keep_summary else self.f("k_feed_no_summary"))
-            follow = p.feed.article_followup
-            if follow is not None:
-                if follow.mode == "short_summary":
-                    fetched.append(self.f("f_article_short", chars=self.n(follow.summary_shorter_than, "character")))
-                else:
-                    fetched.append(self.f("f_article_selected"))
-                if follow.once_ever:
-                    fetched.append(self.f("f_article_once"))
-                kept.append(self.f("k_article_text" if follow.keep_text else "k_article_read"))
-                if follow.respect_tdmrep:
-                    kept.append(self.f("k_tdmrep", once=wd.every(p.robots.cache_ttl_s, self.w, once=True)))
-        if "page" in kinds:
-            fetched.append(self.f("f_page"))
-            kept.append(self.f("k_page"))
-            fb = p.sitemap_fallback
-            if fb.enabled:
-                fetched.append(self.f("f_fallback", children=self.n(fb.max_child_sitemaps, "child_sitemap"),
-                                      pages=self.n(fb.max_new_pages, "new_page")))
-        if "page" in kinds or "sitemap" in kinds:
-            fetched.append(self.f("f_title_refetch", d=self.d(p.sitemap_fallback.title_refetch_after_s),
-                                  d_dat=self.d(p.sitemap_fallback.title_refetch_after_s, dative=True)))
-        if "sitemap" in kinds:
-            fetched.append(self.f("f_sitemap"))
-        if "site_check" in kinds:
-            fetched.append(self.f("f_site_check"))
-            kept.append(self.f("k_site_check"))
-        if "subsidy" in kinds:
-            topics = wd.join([f"“{t}”" for t in p.subsidy.topic_patterns], self.w, self.w.disj)
-            fetched.append(self.f("f_subsidy", topics=topics))
-            fetched.append(self.f("f_compare"))
-            kept.append(self.f("k_subsidy", chars=self.n(p.subsidy.diff_summary_max_chars, "character")))
-        if "agenda" in kinds:
-            patterns = wd.join([f"“{t}”" for t in p.agenda.follow_patterns], self.w, self.w.disj)
-            fetched.append(self.f("f_agenda", patterns=patterns))
-            fetched.append(self.f("f_structured"))
-            kept.append(self.f("k_agenda"))
+        fetched += self.said("fetched")
+        kept: list[Text] = self.said("kept")
         kept += self.prose(self.t.keeps)
         blocks: list[Block] = [Items(tuple(fetched)), Sub(self.P["h_keep"], (Items(tuple(kept)),))]
         if p.spec.usage:
@@ -218,14 +201,12 @@ class _Writer:
         if others:
             blocks.append(Para(self.f("usage_not", uses=self.codes(others, self.w.disj))))
         blocks.append(Para(self.f("usage_refused")))
-        if "site_check" in self.p.task_kinds:
-            blocks.append(Para(self.f("usage_site_check")))
+        blocks += [Para(line) for line in self.said("usage")]
         return Sub(self.P["h_usage"], tuple(blocks))
 
     def never(self) -> Section:
-        kinds = self.p.task_kinds
         items = [self.f("never_get"), self.f("never_js")]
-        paywall_checked = "subsidy" in kinds or ("feed" in kinds and self.p.feed.article_followup is not None)
+        paywall_checked = any(s.paywall_checked for s in self.sayings)
         items.append(self.f("never_paywall_text" if paywall_checked else "never_paywall"))
         items.append(self.f("never_personal"))
         items += self.prose(self.t.never)
@@ -239,21 +220,7 @@ class _Writer:
             if exprs:
                 when = "; ".join(wd.schedule(e, self.w) for e in exprs)
                 items.append(self.f("rounds", task=Strong(self.P[f"task_{kind}"]), when=when))
-        if p.feed.min_read_interval_s and "feed" in p.task_kinds:
-            items.append(self.f("feed_interval", once=wd.every(p.feed.min_read_interval_s, self.w, once=True)))
-        if p.site_check.min_interval_s and "site_check" in p.task_kinds:
-            items.append(self.f("site_check_interval", once=wd.every(p.site_check.min_interval_s, self.w, once=True)))
-        caps = [("page", p.page.max_pages_per_source_per_round, "cap_page"),
-                ("subsidy", p.subsidy.max_pages_per_host_per_round, "cap_subsidy"),
-                ("agenda", p.agenda.max_pages_per_site_per_round, "cap_agenda")]
-        for kind, n, key in caps:
-            if kind in p.task_kinds:
-                items.append(self.f(key, pages=self.n(n, "page")))
-        follow = p.feed.article_followup if "feed" in p.task_kinds else None
-        if follow is not None and follow.window_s > 0:
-            items.append(self.f("cap_articles", per=self.n(follow.per_source_per_window or 0, "article_page"),
-                                total=str(follow.total_per_window), window=self.d(follow.window_s),
-                                window_dat=self.d(follow.window_s, dative=True)))
+        items += self.said("cadence") + self.said("caps") + self.said("follow_caps")
         pol = p.politeness
         items.append(self.f("min_delay", d=self.d(pol.min_delay_s)))
         items.append(self.f("crawl_delay", cap=self.d(pol.crawl_delay_cap_s),
@@ -313,7 +280,7 @@ class _Writer:
         items.append(self.f("crawl_delay_seconds", cap=self.d(p.politeness.crawl_delay_cap_s),
                             cap_dat=self.d(p.politeness.crawl_delay_cap_s, dative=True),
                             cap_n=wd.number(p.politeness.crawl_delay_cap_s, self.w)))
-        if {"page", "agenda", "subsidy"} & set(p.task_kinds) or p.feed.article_followup is not None:
+        if any(s.reads_meta_robots for s in self.sayings):
             items.append(self.f("noindex"))
         if p.spec.usage:
             items.append(self.f("robots_usage"))
@@ -370,11 +337,10 @@ def build_page(p: Profile, lang: str, signing: Signing | None = None) -> Page:
     w = _Writer(p, lang, signing if p.identity.web_bot_auth.enabled else None)
     sections = (w.who(), w.recognise(), w.fetch(), w.never(), w.pace(), w.robots(), w.control(), w.stop(),
                 w.contact())
-    for kind in ("render_endpoint", "extractor"):
+    for key in (k for sayings in w.sayings for k in sayings.outside_services):
         # WANNADO-09/-10: a bot that hands pages to a render service or a language model says so.
-        used = p.agenda.render_endpoint if kind == "render_endpoint" else p.agenda.extractor == "bedrock"
-        if "agenda" in p.task_kinds and used and not w.t.third_parties:
-            raise ProfileError(f"info_page.texts.{lang}.third_parties: missing (tasks.agenda.{kind} sends "
+        if not w.t.third_parties:
+            raise ProfileError(f"info_page.texts.{lang}.third_parties: missing ({key} sends "
                                "pages to an outside service; the page must say so)")
     others = tuple(Alternate(o, language_of(p, o).name, page_path(p, o), _absolute(p, page_path(p, o)))
                    for o in page_languages(p) if o != lang)
