@@ -74,9 +74,9 @@ def _progress(line: str) -> None:
 def cmd_local_run(args: argparse.Namespace) -> int:
     from heed_core.errors import ConfigError
     from heed_core.profile import ProfileError, load_profile
+    from heed_core.sources import SourcesError, load_source_file
 
     from heed.local.report import human_report
-    from heed.local.sources import SourcesError, load_source_file
     from heed.state_dir import StateDirError
 
     start = _time(args.start, "--start") or datetime.now(UTC).timestamp()

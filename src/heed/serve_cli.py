@@ -93,11 +93,11 @@ def open_embedded(path: Path, *, create: bool, bot: str | None = None, synchrono
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from heed_core.profile import load_profile
+    from heed_core.sources import load_source_file
 
     from heed_embedded.serve import ServeOptions, serve
 
     from heed.botcheck import warn_identity
-    from heed.local.sources import load_source_file
     from heed.operator.actions import import_sources
 
     # Every mistake (a profile, a sources file, a state directory) is a HeedError: heed.cli.main

@@ -12,8 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from heed_core.profile import BUILTIN_BOTS, Profile, ProfileError, key_reference, load_profile, load_profile_data
-
-from heed.local.sources import SourcesError, load_source_file
+from heed_core.sources import SourcesError, load_source_file
 
 from tests.support.fuzz import bounded
 from tests.support.fuzzgen import any_mapping, short_text, url_like

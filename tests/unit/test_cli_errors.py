@@ -390,8 +390,7 @@ def test_local_run_sources_not_utf8(capsys: pytest.CaptureFixture[str], tmp_path
 
 def test_every_documented_source_option_is_accepted(tmp_path: Path) -> None:
     from heed_core.profile import load_profile
-
-    from heed.local.sources import load_sources
+    from heed_core.sources import load_sources
 
     feed_only = Path(sources(tmp_path, "sources:\n  - {url: 'https://praha.example/rss', kind: feed, "
                                        "write_about: true, id: praha-1}\n"))

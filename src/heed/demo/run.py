@@ -9,12 +9,12 @@ from pathlib import Path
 
 from heed_core.errors import ConfigError
 from heed_core.profile import BUILTIN_BOTS, Profile, load_profile_data
+from heed_core.sources import load_sources
 
 from heed.demo.sources import write_sources
 from heed.demo.web import DemoWeb
 from heed.local.report import human_report
 from heed.local.runtime import LocalRun
-from heed.local.sources import load_sources
 
 # The demo shows each bot's behaviour in seconds, not in its real tempo: the same profile with
 # its waits scaled down (`heed local run --bot <name>` uses the real numbers).

@@ -1,5 +1,5 @@
 """`heed sources add|import|list|show|remove|reopen`: a bot's sources on a stack or a state
-directory, checked as a sources file is (heed.local.sources), written idempotently.
+directory, checked as a sources file is (heed_core.sources), written idempotently.
 
 Per source: its kind, when it was last read and with what status, when its next round is due,
 whether it is closed (why, since when), and how many feed items it has reported."""
@@ -117,7 +117,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
 # --- the commands -------------------------------------------------------------------------------
 
 def _add(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
-    from heed.local.sources import source_from_mapping
+    from heed_core.sources import source_from_mapping
+
     from heed.operator.actions import import_sources
 
     raw: dict[str, Any] = {"url": args.url, "kind": args.kind}
@@ -162,7 +163,8 @@ def _add(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
 
 
 def _import(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
-    from heed.local.sources import load_source_file
+    from heed_core.sources import load_source_file
+
     from heed.operator.actions import import_sources
 
     path = Path(args.file)

@@ -102,8 +102,7 @@ def run(what: str, command: Callable[[], int]) -> int:
     Heed's own kinds of error translated to the botocore error behind them."""
     from heed_core.errors import HeedError
     from heed_core.profile import ProfileError
-
-    from heed.local.sources import SourcesError
+    from heed_core.sources import SourcesError
 
     def inner() -> int:
         try:

@@ -1,24 +1,25 @@
-"""Read a `--sources` YAML file (or a CSV file, or one source given on the command line) into
-Source records, with one clear error per mistake: one set of checks for every way in."""
+"""The sources of a bot as files: a `--sources` YAML file, a CSV file, a listing's JSON lines (what
+`heed sources list --json` prints), or one source given on the command line, read into Source
+records with one clear error per mistake: one set of checks for every way in. What a source of
+each kind may carry (its options and their checks) is its kind's room's (``Kind.fields``)."""
 from __future__ import annotations
 
 import csv
 import difflib
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from heed_core import kinds
 from heed_core.errors import ConfigError
-from heed_core.kinds import names as _kind_names
-from heed_core.netguard import parse_target
+from heed_core.kinds.base import url_problem
 from heed_core.profile import Profile
-from heed_core.urls import BadUrl, authority, canonical
+from heed_core.urls import canonical
 from heed_core.work import Source
 
-__all__ = ["OPTIONS", "SourcesError", "load_source_file", "load_sources", "load_sources_csv", "load_sources_jsonl",
+__all__ = ["SourcesError", "load_source_file", "load_sources", "load_sources_csv", "load_sources_jsonl",
            "source_from_mapping"]
 
 
@@ -32,51 +33,14 @@ class SourcesError(ConfigError, ValueError):
 _COMMON = ("id", "url", "kind")
 
 
-def _is_bool(value: Any) -> str | None:
-    return None if isinstance(value, bool) else "must be true or false"
+def _options(kind: str) -> dict[str, Any]:
+    """The options a source of ``kind`` takes, by name (its room's fields)."""
+    return dict(kinds.get(kind).fields)
 
 
-def _is_url_list(value: Any) -> str | None:
-    if not isinstance(value, list) or not value:
-        return "must be a non-empty list of http(s) URLs"
-    for i, url in enumerate(value):
-        problem = _url_problem(url)
-        if problem:
-            return f"[{i}]: {problem}"
-    return None
-
-
-# The options each kind of source has, as the code reads them (Source.options): tasks.py reads
-# write_about of a feed and render of an agenda; rounds.py reads sitemaps of a subsidy or agenda
-# source only (a `sitemap` source is its own sitemap URL).
-OPTIONS: dict[str, dict[str, Callable[[Any], str | None]]] = {
-    "feed": {"write_about": _is_bool},
-    "page": {},
-    "sitemap": {},
-    "site_check": {},
-    "subsidy": {"sitemaps": _is_url_list},
-    "agenda": {"sitemaps": _is_url_list, "render": _is_bool},
-}
-TASK_KINDS = _kind_names()
-
-
-def _url_problem(url: Any) -> str | None:
-    if not isinstance(url, str):
-        return f"{url!r} is not a URL (must be a string)"
-    if any(c.isspace() for c in url):
-        return f"{url!r} contains a space or other whitespace (remove it, or write %20 inside a path)"
-    try:
-        authority(url)
-    except BadUrl as exc:
-        return str(exc)
-    if parse_target(url) is None:
-        return (f"{url!r} cannot be fetched (it needs http or https, a valid host and port, "
-                "and no user:password@)")
-    try:
-        canonical(url)
-    except BadUrl:
-        return f"{url!r} is not a URL a browser could open (the URL Standard cannot parse it)"
-    return None
+def _owners(option: str) -> list[str]:
+    """The kinds whose sources take ``option``."""
+    return sorted(k for k in kinds.names() if option in kinds.get(k).fields)
 
 
 def _suggest(word: str, known: list[str]) -> str:
@@ -87,22 +51,22 @@ def _suggest(word: str, known: list[str]) -> str:
 def _check_option(where: str, kind: str, key: Any, value: Any, sep: str = ".") -> None:
     if not isinstance(key, str):
         raise SourcesError(f"{where}: {key!r} is not an option name")
-    known = OPTIONS[kind]
+    known = _options(kind)
     if key in known:
-        problem = known[key](value)
+        problem = known[key].check(value)
         if problem:
             raise SourcesError(f"{where}{sep}{key}: {problem}")
         return
-    elsewhere = sorted(k for k, opts in OPTIONS.items() if key in opts)
+    elsewhere = _owners(key)
     if elsewhere:
         raise SourcesError(f"{where}{sep}{key}: not an option of kind {kind!r} "
                            f"(only {' and '.join(elsewhere)} sources take it)")
-    everything = sorted(set(_COMMON) | {k for opts in OPTIONS.values() for k in opts})
+    everything = sorted(set(_COMMON) | {k for name in kinds.names() for k in kinds.get(name).fields})
     close = difflib.get_close_matches(key, everything, n=1, cutoff=0.6)
     if close and (close[0] in known or close[0] in _COMMON):
         hint = f"did you mean {close[0]!r}?"
     elif close:
-        owners = " and ".join(sorted(k for k, opts in OPTIONS.items() if close[0] in opts))
+        owners = " and ".join(_owners(close[0]))
         hint = f"did you mean {close[0]!r}? only {owners} sources take it"
     elif known:
         hint = f"known: {', '.join(sorted(known))}"
@@ -151,15 +115,16 @@ def source_from_mapping(raw: Any, profile: Profile, where: str, sep: str = ".") 
     url, kind = raw.get("url"), raw.get("kind")
     if url is None:
         raise SourcesError(f"{where}{sep}url: missing")
-    problem = _url_problem(url)
+    problem = url_problem(url)
     if problem:
         raise SourcesError(f"{where}{sep}url: {problem}")
     # One source, one URL: the spelling the bot requests (two spellings of a feed are one source).
     url = canonical(url, profile.strip_params)
+    known_kinds = list(kinds.names())
     if kind is None:
-        raise SourcesError(f"{where}{sep}kind: missing (one of {', '.join(TASK_KINDS)})")
-    if kind not in TASK_KINDS:
-        hint = _suggest(str(kind), list(TASK_KINDS))
+        raise SourcesError(f"{where}{sep}kind: missing (one of {', '.join(known_kinds)})")
+    if kind not in known_kinds:
+        hint = _suggest(str(kind), known_kinds)
         raise SourcesError(f"{where}{sep}kind: {kind!r} is not a kind of source ({hint})")
     if kind not in scheduled:
         raise SourcesError(f"{where}{sep}kind: {profile.name} has no schedule for {kind!r} "
@@ -178,15 +143,18 @@ def source_from_mapping(raw: Any, profile: Profile, where: str, sep: str = ".") 
 
 _TRUE = {"true", "yes", "1", "y"}
 _FALSE = {"false", "no", "0", "n"}
-_LIST_OPTIONS = {k for opts in OPTIONS.values() for k, check in opts.items() if check is _is_url_list}
-_BOOL_OPTIONS = {k for opts in OPTIONS.values() for k, check in opts.items() if check is _is_bool}
+
+
+def _cells(spelling: str) -> set[str]:
+    """The options (of any kind) a CSV cell spells so: ``flag`` or ``urls``."""
+    return {k for name in kinds.names() for k, f in kinds.get(name).fields.items() if f.cell == spelling}
 
 
 def _csv_cell(column: str, text: str) -> Any:
     """A CSV cell as the option's type: true/false for a flag, a list (split on spaces or |)."""
-    if column in _BOOL_OPTIONS and text.lower() in _TRUE | _FALSE:
+    if column in _cells("flag") and text.lower() in _TRUE | _FALSE:
         return text.lower() in _TRUE
-    if column in _LIST_OPTIONS:
+    if column in _cells("urls"):
         return [part for part in text.replace("|", " ").split() if part]
     return text
 
