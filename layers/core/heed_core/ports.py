@@ -44,7 +44,7 @@ class FetchRequest:
     the transport adds User-Agent, Accept-Encoding and nothing else."""
 
     url: str
-    purpose: str  # robots|feed|page|sitemap|article|homepage|icon|agenda|subsidy|tdmrep|render
+    purpose: str  # robots, tdmrep, render, or a source kind's own (heed_core.kinds: feed, article, sitemap, ...)
     max_bytes: int
     headers: Mapping[str, str] = field(default_factory=dict)
 

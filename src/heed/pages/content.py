@@ -121,7 +121,15 @@ class _Writer:
         lines: list[Say] = []
         for sayings in self.sayings:
             lines += [s for s in getattr(sayings, slot) if s not in lines]
-        return [self.f(s.key, **{k: self.word(v) for k, v in s.values.items()}) for s in lines]
+        return [fmt(self.kind_word(s.key), **{k: self.word(v) for k, v in s.values.items()}) for s in lines]
+
+    def kind_word(self, key: str) -> str:
+        """A sentence a source kind names: the language data must hold it (a new kind's words are
+        written in every language's file, as English's are)."""
+        if key not in self.P:
+            raise ProfileError(f"info_page: no sentence {key!r} in the {self.lang} words (a source kind's: "
+                               "every language file writes its sentences)")
+        return self.P[key]
 
     def prose(self, items: tuple[str, ...]) -> list[Text]:
         return [(s,) for s in items]
@@ -219,7 +227,7 @@ class _Writer:
             exprs = [s.expression for s in p.schedules if s.task == kind]
             if exprs:
                 when = "; ".join(wd.schedule(e, self.w) for e in exprs)
-                items.append(self.f("rounds", task=Strong(self.P[f"task_{kind}"]), when=when))
+                items.append(self.f("rounds", task=Strong(self.kind_word(f"task_{kind}")), when=when))
         items += self.said("cadence") + self.said("caps") + self.said("follow_caps")
         pol = p.politeness
         items.append(self.f("min_delay", d=self.d(pol.min_delay_s)))
