@@ -10,6 +10,7 @@ from typing import Any
 
 from heed_core.extract import pages, sitemaps
 from heed_core.hoststate import recent_read
+from heed_core.kinds.base import Entry
 from heed_core.kinds.handling import (
     Candidate,
     Cap,
@@ -57,10 +58,10 @@ def first_sitemap(source: Source) -> str:
     return str(maps[0]) if maps else origin(authority(source.url)) + "/sitemap.xml"
 
 
-def sitemap_entries(entry: Any, role: str) -> list[WorkItem]:
+def sitemap_entries(entry: Entry, role: str) -> list[WorkItem]:
     """WANNADO-06 / SUBSIDIE-01: a round starts at the site's sitemap (or the ones the source
     names), never walking blindly; one read of a sitemap per host per round, however many
-    sources share the host (``entry.taken``). ``entry`` is a ``heed_core.kinds.base.Entry``."""
+    sources share the host (``entry.taken``)."""
     src, item, profile = entry.source, entry.item, entry.profile
     out: list[WorkItem] = []
     ctx = dict(item.ctx)
