@@ -300,7 +300,13 @@ def test_only_the_fetcher_is_in_the_vpc_in_one_subnet_in_the_nats_zone(template:
                for e in endpoints.values())
 
 
-def test_aube_11_reserved_concurrency_only_when_asked(template: dict[str, Any]) -> None:
+def test_no_function_reserves_concurrency_so_a_new_accounts_quota_holds_the_stack(template: dict[str, Any]) -> None:
+    # Lambda keeps 100 of an account's concurrency unreserved: a reservation needs a quota above
+    # 100, and a new account's is often 10. AUBE-11 is the state table's request slots instead.
+    for name in _functions(template):
+        value = function_properties(template, name).get("ReservedConcurrentExecutions")
+        assert value is None or name == "FetcherFunction", name
+    # the fetcher's is an older samconfig's parameter, 0 (none) unless given
     value = template["Resources"]["FetcherFunction"]["Properties"]["ReservedConcurrentExecutions"]
     condition, then, otherwise = value["Fn::If"]
     assert then == {"Ref": "FetcherReservedConcurrency"}
@@ -353,7 +359,8 @@ def test_samconfig_overrides_match_the_profiles(template: dict[str, Any]) -> Non
         assert set(overrides) <= set(template["Parameters"]), bot
         assert overrides["BotName"] == bot
         in_flight = profile.get("politeness.max_in_flight")
-        assert overrides["FetcherReservedConcurrency"] == str(in_flight or 0), bot
+        assert "FetcherReservedConcurrency" not in overrides, bot
+        assert overrides["FetcherMaximumConcurrency"] == ("2" if in_flight == 1 else "5"), bot
         assert overrides.get("ReverseDnsName") == profile.get("egress.reverse_dns"), bot
         assert deploy["capabilities"] == "CAPABILITY_IAM"
         stacks.add(deploy["stack_name"])
@@ -986,9 +993,11 @@ def test_the_function_url_serves_the_pages_and_a_directory_that_verifies(templat
 
 # --- issue 20: the stack in production ---------------------------------------------------------
 
-def test_the_scheduler_ticks_one_at_a_time_and_is_never_retried(template: dict[str, Any]) -> None:
+def test_the_scheduler_reserves_nothing_and_is_never_retried(template: dict[str, Any]) -> None:
+    # two ticks at once are kept apart by the tick record's conditional put
+    # (tests/integration/test_scheduler_ticks.py), not by a reserved concurrency of 1
     props = template["Resources"]["SchedulerFunction"]["Properties"]
-    assert props["ReservedConcurrentExecutions"] == 1
+    assert "ReservedConcurrentExecutions" not in props
     # a failed or timed-out tick leaves its pass's cursor in the table: the next minute's goes on
     assert props["EventInvokeConfig"] == {"MaximumRetryAttempts": 0, "MaximumEventAgeInSeconds": 60}
 
@@ -1019,9 +1028,20 @@ def test_iam_is_narrowed_no_scan_or_delete_for_the_scheduler_no_lifecycle_for_th
     assert "template:S3CrudPolicy" not in fetcher and "template:DynamoDBCrudPolicy" not in fetcher | scheduler
 
 
-def test_the_info_page_function_url_is_capped(template: dict[str, Any]) -> None:
+def test_the_info_page_function_url_reserves_nothing(template: dict[str, Any]) -> None:
     props = template["Resources"]["InfoPageFunction"]["Properties"]
-    assert props["FunctionUrlConfig"]["AuthType"] == "NONE" and props["ReservedConcurrentExecutions"] == 2
+    assert props["FunctionUrlConfig"]["AuthType"] == "NONE" and "ReservedConcurrentExecutions" not in props
+
+
+def test_aube_11_the_fetchers_mapping_runs_side_by_side_without_a_throttle(template: dict[str, Any]) -> None:
+    # The event source mapping's MaximumConcurrency (at least 2: it cannot be 1, so it cannot be
+    # AUBE-11's one at a time): it never invokes past it, so a normal round throttles nothing.
+    work = template["Resources"]["FetcherFunction"]["Properties"]["Events"]["Work"]["Properties"]
+    assert work["ScalingConfig"] == {"MaximumConcurrency": {"Ref": "FetcherMaximumConcurrency"}}
+    spec = template["Parameters"]["FetcherMaximumConcurrency"]
+    assert (spec["Default"], spec["MinValue"], spec["MaxValue"]) == (5, 2, 1000)
+    alarm = template["Resources"]["FetcherThrottlesAlarm"]["Properties"]
+    assert alarm["MetricName"] == "Throttles" and "FetcherMaximumConcurrency" in alarm["AlarmDescription"]
 
 
 def test_xray_sampling_is_a_parameter_with_a_low_default(template: dict[str, Any]) -> None:

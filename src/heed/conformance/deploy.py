@@ -9,7 +9,7 @@ from typing import Any
 
 from heed.conformance.model import Proof, Runs
 
-__all__ = ["egress", "reserved_concurrency", "reverse_dns", "template"]
+__all__ = ["egress", "request_slots", "reverse_dns", "template"]
 
 
 def template() -> dict[str, Any]:
@@ -82,13 +82,27 @@ def reverse_dns(r: Runs) -> Proof:
     return proof
 
 
-def reserved_concurrency(r: Runs) -> Proof:
-    """AUBE-11 in AWS: politeness.max_in_flight becomes the fetcher's reserved concurrency."""
+def request_slots(r: Runs) -> Proof:
+    """AUBE-11 in AWS: politeness.max_in_flight is the number of request slots in the state table
+    (heed_core.crawl takes one right before each request, frees it right after its answer); the
+    fetcher reserves no concurrency (a reservation throttles a FIFO event source mapping and needs
+    an account quota above 100), and its mapping's MaximumConcurrency (at least 2) lets fetchers
+    run side by side without a throttle."""
     from heed.samconfig import deploy_env
 
     proof, t = Proof(), template()
-    n = deploy_env(r.profile).fetcher_reserved_concurrency
-    value = t["Resources"]["FetcherFunction"]["Properties"].get("ReservedConcurrentExecutions", {})
-    proof.that(n == 1 and value.get("Fn::If", [None, {}])[1] == {"Ref": "FetcherReservedConcurrency"},
-               f"deployed with FetcherReservedConcurrency={n} (one fetcher at a time in AWS)")
+    proof.note("deployment fact, checked on the profile, samconfig and template.yaml")
+    env = deploy_env(r.profile)
+    fetcher = t["Resources"]["FetcherFunction"]["Properties"]
+    proof.that(r.profile.politeness.max_in_flight == 1, "one request slot over all hosts (politeness.max_in_flight 1)")
+    reserved = fetcher.get("ReservedConcurrentExecutions", {}).get("Fn::If", [None, {}])[1]
+    proof.that(reserved == {"Ref": "FetcherReservedConcurrency"}
+               and t["Parameters"]["FetcherReservedConcurrency"]["Default"] == 0
+               and "FetcherReservedConcurrency" not in env.parameter_overrides(),
+               "the fetcher reserves no concurrency (FetcherReservedConcurrency 0, not set by samconfig)")
+    scaling = fetcher["Events"]["Work"]["Properties"].get("ScalingConfig", {})
+    proof.that(scaling.get("MaximumConcurrency") == {"Ref": "FetcherMaximumConcurrency"}
+               and env.fetcher_max_concurrency >= 2,
+               f"its event source mapping runs up to {env.fetcher_max_concurrency} fetchers at once "
+               "(FetcherMaximumConcurrency), none throttled")
     return proof
