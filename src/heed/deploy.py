@@ -9,7 +9,7 @@
 3. Its samconfig environment is written or updated (heed.samconfig: the parameters that come
    from the profile, ProfileSha256 among them; the operator's choices kept).
    Then the preflight (heed.preflight): the account's quotas and usage against what the stack
-   would create (reserved concurrency, VPCs, internet gateways, Elastic IPs, CloudFront); a
+   would create (Lambda concurrency, VPCs, internet gateways, Elastic IPs, CloudFront); a
    shortfall stops the deploy before anything is created, one line each with the Service Quotas
    request that lifts it (skipped, in one line, where a dry run has no credentials).
 4. A bot that is not built in is packaged into the profile layer (heed_core.bundle), which the
