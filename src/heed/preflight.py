@@ -32,6 +32,7 @@ class Needs:
     internet_gateways: int = 0
     elastic_ips: int = 0
     cloudfront_distributions: int = 0
+    egress_stack: str = ""  # the stack whose egress this one shares (EgressStack), if any
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,9 @@ def needs(template: Mapping[str, Any], parameters: Mapping[str, str],
                 at_once[lid] = runs
         elif lid not in (existing or {}):
             count[kind] = count.get(kind, 0) + 1
+    shares = "SharesEgress" in template.get("Conditions", {}) and _holds(template, params, "SharesEgress")
     return Needs(reserved_concurrency=reserved, at_once=at_once, vpcs=count.get("AWS::EC2::VPC", 0),
+                 egress_stack=params.get("EgressStack", "") if shares else "",
                  internet_gateways=count.get("AWS::EC2::InternetGateway", 0),
                  elastic_ips=count.get("AWS::EC2::EIP", 0),
                  cloudfront_distributions=count.get("AWS::CloudFront::Distribution", 0))
@@ -231,6 +234,27 @@ def cloudfront(account: Account, need: Needs) -> Finding:
                           need.cloudfront_distributions, lambda: int(listed.get("Quantity", 0)))
 
 
+# What a stack with egress of its own exports for the stacks that share it (template.yaml's outputs).
+SHARED_EGRESS_EXPORTS = ("EgressSubnetId", "EgressSecurityGroupId", "EgressAllocationId")
+
+
+def shared_egress(account: Account, need: Needs) -> Finding:
+    """A stack that shares another's egress (EgressStack) creates no VPC, gateway or address; the
+    stack it names must be there and export its subnet, security group and address."""
+    if not need.egress_stack:
+        return Finding("Shared egress: none (the stack has its own, or none)")
+    wanted = {f"{need.egress_stack}-{name}" for name in SHARED_EGRESS_EXPORTS}
+    found: set[str] = set()
+    for page in account.client("cloudformation").get_paginator("list_exports").paginate():
+        found |= {e["Name"] for e in page.get("Exports", []) if e["Name"] in wanted}
+    missing = sorted(wanted - found)
+    if not missing:
+        return Finding(f"Shared egress: {need.egress_stack} exports its subnet, security group and address; "
+                       "the stack creates no VPC, gateway, NAT or address")
+    return Finding(f"Shared egress: EgressStack {need.egress_stack} exports no {', '.join(missing)} (deploy it first, "
+                   "with an egress of its own: EgressMode nat-instance or nat-gateway, no EgressStack)", short=True)
+
+
 @dataclass(frozen=True)
 class Check:
     name: str
@@ -244,6 +268,7 @@ CHECKS: tuple[Check, ...] = (
     Check("internet-gateways", internet_gateways),
     Check("elastic-ips", elastic_ips),
     Check("cloudfront", cloudfront),
+    Check("shared-egress", shared_egress),
 )
 
 

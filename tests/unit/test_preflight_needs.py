@@ -31,6 +31,11 @@ RUNS = {"SchedulerFunction": 1, "FetcherFunction": 5}
     ({"EgressAllocationId": "eipalloc-0123456789abcdef0"}, Needs({}, RUNS, vpcs=1, internet_gateways=1)),
     ({"EgressMode": "none", "PublishInfoPage": "function-url"}, Needs({}, {**RUNS, "InfoPageFunction": 1})),
     ({"EgressMode": "none", "PublishInfoPage": "cloudfront"}, Needs({}, RUNS, cloudfront_distributions=1)),
+    # a stack that shares another's egress creates nothing network-side, in either NAT mode
+    ({"EgressStack": "heed-wannadobot"}, Needs({}, RUNS, egress_stack="heed-wannadobot")),
+    ({"EgressStack": "heed-wannadobot", "EgressMode": "nat-gateway"}, Needs({}, RUNS, egress_stack="heed-wannadobot")),
+    # and a dev stack without egress shares none
+    ({"EgressStack": "heed-wannadobot", "EgressMode": "none"}, Needs({}, RUNS)),
     ({"EgressMode": "none", "ResultsWebhookUrl": "https://example.org/hook",
       "ResultsWebhookSecretArn": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:hook"},
      Needs({}, {**RUNS, "DelivererFunction": 1})),

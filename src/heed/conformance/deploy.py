@@ -23,37 +23,48 @@ _ALLOCATION = {"Fn::If": ["HasEgressAllocationId", {"Ref": "EgressAllocationId"}
                           {"Fn::GetAtt": ["EgressIp", "AllocationId"]}]}
 
 
+def _own(value: Any) -> Any:
+    """The stack's own branch of a value that a stack sharing another's egress imports instead."""
+    if isinstance(value, dict) and value.get("Fn::If", [None])[0] == "SharesEgress":
+        return value["Fn::If"][2]
+    return value
+
+
 def egress(r: Runs) -> Proof:
     """The function that fetches (the only one in the VPC) sits in the private subnet, whose one
-    default route is the NAT (a gateway or an instance, by EgressMode) holding the one Elastic
-    IP, kept when the stack goes and published as the EgressIp output (and, where the bot lists
-    its addresses, in the profile for ips.json)."""
+    default route is the NAT (a gateway, or an instance's egress interface, by EgressMode) holding
+    the one Elastic IP, kept when the stack goes and published as the EgressIp output (and, where
+    the bot lists its addresses, in the profile for ips.json). A stack given EgressStack takes that
+    stack's subnet, security group and so its NAT and address, exported by the same template."""
     proof, t = Proof(), template()
     res = t["Resources"]
     proof.note("deployment fact, checked on template.yaml")
     functions = [k for k, v in res.items() if v["Type"] == "AWS::Serverless::Function"]
     in_vpc = {k: res[k]["Properties"]["VpcConfig"].get("Fn::If", [None, {}])[1] for k in functions
               if "VpcConfig" in res[k]["Properties"]}
-    subnets = {s.get("Ref") for v in in_vpc.values() for s in v.get("SubnetIds", [])}
+    subnets = {_own(s).get("Ref") for v in in_vpc.values() for s in v.get("SubnetIds", [])}
     proof.that(list(in_vpc) == ["FetcherFunction"] and bool(subnets),
                f"the fetcher, the one function that fetches, in the private subnet {sorted(map(str, subnets))}")
     tables = {v["Properties"]["RouteTableId"]["Ref"] for v in res.values()
               if v["Type"] == "AWS::EC2::SubnetRouteTableAssociation" and v["Properties"]["SubnetId"]["Ref"] in subnets}
     routes = {k: v for k, v in res.items() if v["Type"] == "AWS::EC2::Route"
               and v["Properties"]["RouteTableId"]["Ref"] in tables}
-    targets = {(v.get("Condition"), json.dumps({k: x for k, x in v["Properties"].items()
-                                                if k in ("NatGatewayId", "InstanceId", "GatewayId")}))
+    kinds = ("NatGatewayId", "InstanceId", "GatewayId", "NetworkInterfaceId")
+    targets = {(v.get("Condition"), json.dumps({k: x for k, x in v["Properties"].items() if k in kinds}))
                for v in routes.values()}
     proof.that(targets == {("UseNatGateway", '{"NatGatewayId": {"Ref": "NatGateway"}}'),
-                           ("UseNatInstance", '{"InstanceId": {"Ref": "NatInstance"}}')},
-               "their only default route is the NAT, a gateway or an instance by EgressMode")
+                           ("UseNatInstance", '{"NetworkInterfaceId": {"Ref": "NatInterface"}}')},
+               "their only default route is the NAT, a gateway or an instance's egress interface by EgressMode")
     eips = [k for k, v in res.items() if v["Type"] == "AWS::EC2::EIP"]
     association = res.get("EgressIpAssociation", {}).get("Properties", {})
     proof.that(eips == ["EgressIp"] and res["NatGateway"]["Properties"]["AllocationId"] == _ALLOCATION
-               and association == {"AllocationId": _ALLOCATION, "InstanceId": {"Ref": "NatInstance"}},
+               and association == {"AllocationId": _ALLOCATION, "NetworkInterfaceId": {"Ref": "NatInterface"}},
                "which holds the one Elastic IP (the stack's, or the one passed as EgressAllocationId)")
     proof.that(res["EgressIp"].get("DeletionPolicy") == "Retain", "kept when the stack goes (DeletionPolicy Retain)")
     proof.that(t["Outputs"].get("EgressIp", {}).get("Value") == {"Ref": "EgressIp"}, "published as the EgressIp output")
+    shared = {o["Export"]["Name"]["Fn::Sub"].rsplit("-", 1)[1] for o in t["Outputs"].values() if "Export" in o}
+    proof.that({"EgressSubnetId", "EgressSecurityGroupId", "EgressAllocationId"} <= shared,
+               "or, with EgressStack, another stack's subnet, NAT and address, which that stack exports")
     if r.profile.egress.ips:
         proof.that(all(ipaddress.ip_network(n).num_addresses == 1 for n in r.profile.egress.ips),
                    f"the profile lists {len(r.profile.egress.ips)} single addresses for ips.json")
