@@ -299,6 +299,25 @@ def test_aube_11_a_token_that_waited_for_a_slot_rotate_at_times_is_replaced_not_
     assert r.transport.log == []
 
 
+def test_aube_11_a_release_lost_to_a_busy_table_costs_the_answer_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from heed_core.errors import TransientError
+
+    r = rig("aubebot")
+
+    def busy(slot: int, holder: str) -> None:
+        raise TransientError("ProvisionedThroughputExceededException")
+
+    monkeypatch.setattr(r.store, "release_slot", busy)
+    r.transport.script(SITE + "/feed.xml", Reply(200, FEED_CT, rss()))
+    r.round(r.source(SITE + "/feed.xml", "feed"))
+    # WHEN the slot cannot be freed after robots.txt THEN the answer is committed all the same, and
+    # the next request waits for the slot's deadline (never sooner than the gap)
+    r.play()
+    assert [e.request.url for e in r.transport.log] == [SITE + "/robots.txt", SITE + "/feed.xml"]
+    robots, feed = r.transport.log
+    assert feed.result.t_start >= robots.result.t_start + r.profile.fetch.total_deadline_s
+
+
 def test_aube_11_a_bot_without_a_cap_takes_no_slot() -> None:
     r = rig("springstudiobot")
     r.transport.script(SITE + "/", plain_reply("page"))

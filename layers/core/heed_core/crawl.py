@@ -230,8 +230,14 @@ class Crawler:
         return None if slot is None else (slot, holder)
 
     def _release_slot(self, slot: tuple[int, str]) -> None:
-        if slot[0] >= 0:
+        if slot[0] < 0:
+            return
+        try:
             self.store.release_slot(*slot)
+        except TransientError:
+            # The slot frees itself at its deadline: a release lost to a busy table holds the next
+            # request back a while, and must not cost this answer's commit (the gap it carries).
+            pass
 
     def _wait_for_slot(self, token: TokenIn, view: HostView, plan: Plan, now: float) -> TurnResult:
         """Every slot is held: the turn comes back in ``SLOT_WAIT_S`` (no sleep: a Lambda never
