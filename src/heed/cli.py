@@ -261,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "sha256")
     pcheck.set_defaults(func=ownbot.cmd_profile_check)
 
-    from heed import cost, deploy, events_cli, identity_cli, operator, serve_cli, service_cli, state_cli
+    from heed import cost, deploy, egress, events_cli, identity_cli, operator, serve_cli, service_cli, state_cli
     from heed.conformance import command as conformance
     from heed.operator import explain, legacy
 
@@ -270,6 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ownbot.register(sub)
     deploy.register(sub)
+    egress.register(sub)
     serve_cli.register(sub)
     service_cli.register(sub)
     events_cli.register(sub)

@@ -9,7 +9,7 @@
 3. Its samconfig environment is written or updated (heed.samconfig: the parameters that come
    from the profile, ProfileSha256 among them; the operator's choices kept).
    Then the preflight (heed.preflight): the account's quotas and usage against what the stack
-   would create (reserved concurrency, VPCs, internet gateways, Elastic IPs, CloudFront); a
+   would create (Lambda concurrency, VPCs, internet gateways, Elastic IPs, CloudFront); a
    shortfall stops the deploy before anything is created, one line each with the Service Quotas
    request that lifts it (skipped, in one line, where a dry run has no credentials).
 4. A bot that is not built in is packaged into the profile layer (heed_core.bundle), which the
@@ -258,6 +258,12 @@ def package(project: Path, template: dict[str, Any], profile: Any, builtin: bool
 
 # --- between steps 3 and 4: the preflight -----------------------------------------------------------
 
+def _credentialed(region: str, aws_profile: str | None) -> Any:
+    """A boto3 session for the account, or None where there are no credentials (a dry run)."""
+    session = _session(region, aws_profile)
+    return session if session.get_credentials() is not None else None
+
+
 def preflight(region: str, aws_profile: str | None, stack: str, template: dict[str, Any],
               parameters: dict[str, str]) -> None:
     """The account's quotas and usage against what the stack would create (heed.preflight): one
@@ -279,6 +285,141 @@ def preflight(region: str, aws_profile: str | None, stack: str, template: dict[s
         print(f"heed deploy: {line}", file=sys.stderr)
     if short:
         raise DeployError(short[-1])
+
+
+# --- between steps 3 and 5: the egress (heed.egress), settled before SAM creates anything ---------
+
+@dataclass
+class Egress:
+    """What the stack's egress needs before `sam deploy`: its session (None without credentials),
+    its stack, the parameters it deploys with (changed here) and how to record a parameter in the
+    bot's samconfig environment."""
+
+    session: Any
+    stack: str
+    bot: str
+    parameters: dict[str, str]
+    record: Callable[[dict[str, str]], None]
+    dry_run: bool = False
+
+    def read(self, what: str, read: Callable[[], Any]) -> Any:
+        """``read()``, or, in a dry run that cannot read the account (no endpoint, no permission),
+        None and a line saying so: a dry run sends nothing and refuses nothing for it."""
+        from heed.egress import EgressError
+
+        try:
+            return read()
+        except EgressError as exc:
+            if not self.dry_run:
+                raise
+            print(f"heed deploy: {what}: not read ({exc}); a deploy reads it", file=sys.stderr)
+            return None
+
+    @property
+    def mode(self) -> str:
+        return self.parameters.get("EgressMode", "nat-instance")
+
+    @property
+    def shared(self) -> bool:
+        return self.mode != "none" and bool(self.parameters.get("EgressStack"))
+
+    @property
+    def own(self) -> bool:
+        return self.mode != "none" and not self.shared
+
+    def set(self, values: dict[str, str]) -> None:
+        self.record(values)
+        self.parameters.update(values)
+
+
+def nat_image(egress: Egress, region_changed: bool) -> None:
+    """A stack with a NAT instance of its own boots the image pinned as NatImageId; the first
+    deploy (or the first in another region) pins the newest Amazon Linux 2023 arm64 image."""
+    from heed import egress as nat
+
+    if not (egress.own and egress.mode == "nat-instance"):
+        return
+    pinned = egress.parameters.get("NatImageId", "")
+    if pinned and not region_changed:
+        print(f"NAT image: {pinned}, pinned (heed nat-image --bot {egress.bot} says when a newer one exists)")
+        return
+    if egress.session is None:
+        print("NAT image: none pinned yet; heed deploy pins the newest when it has credentials", file=sys.stderr)
+        return
+    newest = egress.read("the NAT image", lambda: nat.newest_image(egress.session))
+    if newest is None:
+        return
+    egress.set({"NatImageId": newest.id})
+    print(f"NAT image: {newest}, the newest Amazon Linux 2023 arm64 image, pinned as NatImageId in samconfig.toml "
+          f"(heed nat-image --bot {egress.bot} says when a newer one exists)")
+
+
+def reverse_dns_address(egress: Egress, name: str | None, dry_run: bool) -> Any:
+    """WANNADO-02: the address the PTR record belongs to, known before the stack: the one recorded
+    (EgressAllocationId), else the one tagged for the stack, else (not in a dry run) a new one.
+    ``name`` None: the bot publishes no reverse DNS name, and the stack allocates its own address."""
+    from heed import egress as nat
+
+    if not name or not egress.own:
+        return None
+    if egress.session is None:
+        return None
+    recorded = egress.parameters.get("EgressAllocationId", "")
+    if recorded:
+        address = egress.read("the egress address", lambda: nat.address_for(egress.session, recorded))
+        if address is None or address.stack in ("", egress.stack):  # the operator's own, or this stack's
+            return address
+        # (samconfig keeps one environment per bot: the address recorded for another of its stacks)
+        print(f"egress address: {address.ip} ({recorded}) is {address.stack}'s; {egress.stack} takes its own")
+    found = egress.read("the egress address", lambda: nat.find_address(egress.session, egress.stack))
+    if found is None and not dry_run:
+        found = nat.allocate_address(egress.session, egress.stack, egress.bot)
+        print(f"egress address: {found.ip} allocated for {egress.stack} ({found.allocation_id}, tagged "
+              f"{nat.ADDRESS_TAG}={egress.stack}; kept when the stack goes)")
+    if found is not None:
+        egress.set({"EgressAllocationId": found.allocation_id})
+    return found
+
+
+def reverse_dns(egress: Egress, profile: Any, name: str | None, address: Any) -> None:
+    """ReverseDnsName is passed only once ``name`` resolves to the egress address (EC2 refuses a
+    PTR record before that, and the stack would roll back); until then the stack is deployed
+    without it, and the A record to publish is said."""
+    from heed import egress as nat
+
+    if not name:
+        return
+    if egress.shared:
+        raise DeployError(f"EgressStack {egress.parameters['EgressStack']}: {profile.name} publishes the reverse DNS "
+                          f"name {name} (WANNADO-02), a PTR record of an address of its own stack: deploy it with its "
+                          "own egress (no EgressStack) and let the other bots share it")
+    if not egress.own:
+        return
+    if address is None:
+        egress.parameters["ReverseDnsName"] = ""
+        print(f"reverse DNS: {name} waits for the egress address (allocated by heed deploy with credentials, "
+              "before sam deploy)")
+        return
+    print(f"publish: {name} A {address.ip}")
+    listed = {str(n).split("/")[0] for n in profile.egress.ips}
+    if listed and address.ip not in listed:
+        print(f"heed deploy: warning: the profile's egress.ips (ips.json, the info page) does not list {address.ip}: "
+              "add it, then heed info-page", file=sys.stderr)
+    resolved = nat.resolve_a(name)
+    if address.ip in resolved:
+        print(f"reverse DNS: {name} resolves to {address.ip}: the stack sets its PTR record")
+        return
+    egress.parameters["ReverseDnsName"] = ""
+    now = f"resolves to {', '.join(resolved)}" if resolved else "does not resolve"
+    print(f"reverse DNS: {name} {now} yet: deployed without its PTR record; publish the A record above, then "
+          f"run heed deploy again to set it")
+
+
+def _override_text(parameters: dict[str, str]) -> str:
+    """The parameters as SAM's --parameter-overrides reads them (an empty value quoted: SAM reads
+    Key= as nothing)."""
+    return " ".join(f'{k}="{v}"' if v == "" or re.search(r"[\s\"']", v) else f"{k}={v}"
+                    for k, v in parameters.items())
 
 
 # --- the five steps ---------------------------------------------------------------------------------
@@ -323,7 +464,18 @@ def deploy(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
     print(f"samconfig.toml: [{env.bot}] stack {choices.stack_name}, region {choices.region}")
     overrides = re.findall(r'(\w+)=("[^"]*"|\S+)', _overrides(config, env.bot))
     parameters = {k: v.strip('"') for k, v in overrides}
+
+    def record(values: dict[str, str]) -> None:
+        write_env(config, args.bot, EnvChoices(parameters=tuple(values.items())))
+
+    egress = Egress(_credentialed(region, aws_profile), str(choices.stack_name), profile.name, parameters, record,
+                    dry_run=args.dry_run)
+    nat_image(egress, region_changed=before.region is not None and before.region != region)
+    address = reverse_dns_address(egress, env.reverse_dns_name, dry_run=True)  # found, not yet made
     preflight(region, aws_profile, str(choices.stack_name), template, parameters)  # nothing created yet
+    if address is None:
+        address = reverse_dns_address(egress, env.reverse_dns_name, dry_run=args.dry_run)
+    reverse_dns(egress, profile, env.reverse_dns_name, address)
     sha = package(project, template, profile, args.bot in BUILTIN_BOTS)         # step 4
     build = [sam, "build", "--template-file", "template.yaml"]                   # step 5
     print(f"$ {shlex.join(build)}", flush=True)
@@ -334,9 +486,12 @@ def deploy(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
     tags = [f"{CONFORMANCE_TAG}={gate}"] + ([f'{FORCE_TAG}="{reason}"'] if gate == "forced" else [])
     # Both paths absolute: SAM reads a relative --config-file from the template's folder
     # (.aws-sam/build), where there is none, and then stops with "Missing option '--stack-name'".
+    # The parameters given whole (SAM takes them over the file's): the file's, with what the egress
+    # settled (a ReverseDnsName held back until its A record resolves).
     command = [sam, "deploy", "--config-file", str(config), "--config-env", env.bot,
                "--template-file", str(project / ".aws-sam" / "build" / "template.yaml"), "--region", region,
                *(["--profile", aws_profile] if aws_profile else []), "--tags", *tags,
+               "--parameter-overrides", _override_text(parameters),
                *(["--no-confirm-changeset"] if args.yes else [])]
     args.outcome = {"bot": profile.name, "stack": choices.stack_name, "region": region, "profile_sha256": sha,
                     "conformance": gate, "dry_run": bool(args.dry_run), "deployed": False, "command": command,
@@ -345,7 +500,7 @@ def deploy(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
         print("dry run: nothing sent. The deploy would be:")
         print(f"$ {shlex.join(command)}")
         print(f"  stack {choices.stack_name} in {region}; parameters:")
-        for k, v in overrides:
+        for k, v in parameters.items():
             print(f"    {k}={v}")
         print(f"  tags: {' '.join(tags)}")
         return 0

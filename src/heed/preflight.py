@@ -2,8 +2,9 @@
 and every shortfall is one line naming the quota and the Service Quotas request that lifts it.
 
 What the stack would take is read from template.yaml under the parameters samconfig.toml deploys
-it with (``needs``): the reserved concurrency of its functions, its VPCs, internet gateways and
-Elastic IPs, a CloudFront distribution. Each check (``CHECKS``) is a small function of an
+it with (``needs``): the reserved concurrency of its functions and what they run at once, its VPCs,
+internet gateways and Elastic IPs (none for a stack that shares another's egress), a CloudFront
+distribution. Each check (``CHECKS``) is a small function of an
 ``Account`` (the boto3 session, the stack's resources already there) and those needs; it says what
 it found and, when short, what to ask for. A quota is read from Service Quotas where it answers,
 else AWS's documented default is used and the line says so. A check that cannot read what it
@@ -24,10 +25,14 @@ class Needs:
     """What a deploy of the stack would take of the account (resources it already has left out)."""
 
     reserved_concurrency: dict[str, int] = field(default_factory=dict)  # function logical id -> reserved
+    # function logical id -> invocations it may run at once: its event source mapping's
+    # MaximumConcurrency, else 1 (a scheduled tick, a queue of one message group, a function URL at rest)
+    at_once: dict[str, int] = field(default_factory=dict)
     vpcs: int = 0
     internet_gateways: int = 0
     elastic_ips: int = 0
     cloudfront_distributions: int = 0
+    egress_stack: str = ""  # the stack whose egress this one shares (EgressStack), if any
 
 
 @dataclass(frozen=True)
@@ -109,21 +114,39 @@ def needs(template: Mapping[str, Any], parameters: Mapping[str, str],
     params = {k: str(spec["Default"]) for k, spec in template.get("Parameters", {}).items() if "Default" in spec}
     params.update(parameters)
     reserved: dict[str, int] = {}
+    at_once: dict[str, int] = {}
     count: dict[str, int] = {}
     for lid, res in template["Resources"].items():
         if "Condition" in res and not _holds(template, params, res["Condition"]):
             continue
         kind = res.get("Type", "")
         if kind in ("AWS::Serverless::Function", "AWS::Lambda::Function"):
-            value = _resolve(template, params, res.get("Properties", {}).get("ReservedConcurrentExecutions"))
+            props = res.get("Properties", {})
+            value = _resolve(template, params, props.get("ReservedConcurrentExecutions"))
             if value not in (None, "", "0", 0):
                 reserved[lid] = int(value)
+            runs = _at_once(template, params, props)
+            if runs:
+                at_once[lid] = runs
         elif lid not in (existing or {}):
             count[kind] = count.get(kind, 0) + 1
-    return Needs(reserved_concurrency=reserved, vpcs=count.get("AWS::EC2::VPC", 0),
+    shares = "SharesEgress" in template.get("Conditions", {}) and _holds(template, params, "SharesEgress")
+    return Needs(reserved_concurrency=reserved, at_once=at_once, vpcs=count.get("AWS::EC2::VPC", 0),
+                 egress_stack=params.get("EgressStack", "") if shares else "",
                  internet_gateways=count.get("AWS::EC2::InternetGateway", 0),
                  elastic_ips=count.get("AWS::EC2::EIP", 0),
                  cloudfront_distributions=count.get("AWS::CloudFront::Distribution", 0))
+
+
+def _at_once(template: Mapping[str, Any], params: Mapping[str, str], props: Mapping[str, Any]) -> int:
+    """How many invocations a function may run at once: each SQS event's MaximumConcurrency (1
+    without one), 1 for any other trigger (a schedule, a function URL), 0 for none (a custom
+    resource's function runs during a deploy only)."""
+    runs = 0
+    for event in (props.get("Events") or {}).values():
+        scaling = (event.get("Properties") or {}).get("ScalingConfig") or {}
+        runs += int(_resolve(template, params, scaling.get("MaximumConcurrency")) or 1)
+    return runs or (1 if props.get("FunctionUrlConfig") else 0)
 
 
 # --- the checks ---------------------------------------------------------------------------------
@@ -134,7 +157,8 @@ def _request(service: str, code: str, desired: float) -> str:
 
 
 def lambda_concurrency(account: Account, need: Needs) -> Finding:
-    """The functions' reserved concurrency against the account's limit, 100 kept unreserved."""
+    """The functions' reserved concurrency against the account's limit, 100 kept unreserved, and
+    what the stack may run at once (its fetchers' MaximumConcurrency, a tick) within the limit."""
     settings = account.client("lambda").get_account_settings()["AccountLimit"]
     limit, unreserved = int(settings["ConcurrentExecutions"]), int(settings["UnreservedConcurrentExecutions"])
     already = 0  # what the stack's own functions reserve now: counted in `unreserved` already
@@ -143,14 +167,22 @@ def lambda_concurrency(account: Account, need: Needs) -> Finding:
             answer = account.client("lambda").get_function_concurrency(FunctionName=account.existing[lid])
             already += int(answer.get("ReservedConcurrentExecutions") or 0)
     wanted = sum(need.reserved_concurrency.values()) - already
-    parts = ", ".join(f"{lid} {n}" for lid, n in need.reserved_concurrency.items()) or "none"
+    parts = ", ".join(f"{lid} {n}" for lid, n in need.reserved_concurrency.items())
+    reserves = f"reserves {sum(need.reserved_concurrency.values())} ({parts})" if parts else "reserves none"
+    peak = sum(need.at_once.values())
+    runs = ", ".join(f"{lid} {n}" for lid, n in need.at_once.items())
     found = (f"Lambda concurrent executions: limit {limit}, {unreserved} unreserved (GetAccountSettings); "
-             f"the stack reserves {sum(need.reserved_concurrency.values())} ({parts})")
-    if unreserved - wanted >= LAMBDA_UNRESERVED_MINIMUM:
-        return Finding(found)
-    desired = limit + LAMBDA_UNRESERVED_MINIMUM - (unreserved - wanted)
-    return Finding(f"{found}, which would leave {unreserved - wanted} unreserved where Lambda keeps "
-                   f"{LAMBDA_UNRESERVED_MINIMUM}: {_request('lambda', 'L-B99A9384', desired)}", short=True)
+             f"the stack {reserves} and runs up to {peak} at once ({runs})")
+    if wanted and unreserved - wanted < LAMBDA_UNRESERVED_MINIMUM:
+        desired = limit + LAMBDA_UNRESERVED_MINIMUM - (unreserved - wanted)
+        return Finding(f"{found}; its reservation would leave {unreserved - wanted} unreserved where Lambda keeps "
+                       f"{LAMBDA_UNRESERVED_MINIMUM}: {_request('lambda', 'L-B99A9384', desired)}", short=True)
+    if peak > limit:
+        # More than the account runs at once: a normal round would be throttled (and its batches
+        # wait out the queue's visibility timeout). Lower FetcherMaximumConcurrency, or lift the limit.
+        return Finding(f"{found}, more than the limit (lower FetcherMaximumConcurrency, or): "
+                       f"{_request('lambda', 'L-B99A9384', peak)}", short=True)
+    return Finding(found)
 
 
 def _against_quota(account: Account, name: str, quota_of: tuple[str, str, float], wanted: int,
@@ -202,6 +234,27 @@ def cloudfront(account: Account, need: Needs) -> Finding:
                           need.cloudfront_distributions, lambda: int(listed.get("Quantity", 0)))
 
 
+# What a stack with egress of its own exports for the stacks that share it (template.yaml's outputs).
+SHARED_EGRESS_EXPORTS = ("EgressSubnetId", "EgressSecurityGroupId", "EgressAllocationId")
+
+
+def shared_egress(account: Account, need: Needs) -> Finding:
+    """A stack that shares another's egress (EgressStack) creates no VPC, gateway or address; the
+    stack it names must be there and export its subnet, security group and address."""
+    if not need.egress_stack:
+        return Finding("Shared egress: none (the stack has its own, or none)")
+    wanted = {f"{need.egress_stack}-{name}" for name in SHARED_EGRESS_EXPORTS}
+    found: set[str] = set()
+    for page in account.client("cloudformation").get_paginator("list_exports").paginate():
+        found |= {e["Name"] for e in page.get("Exports", []) if e["Name"] in wanted}
+    missing = sorted(wanted - found)
+    if not missing:
+        return Finding(f"Shared egress: {need.egress_stack} exports its subnet, security group and address; "
+                       "the stack creates no VPC, gateway, NAT or address")
+    return Finding(f"Shared egress: EgressStack {need.egress_stack} exports no {', '.join(missing)} (deploy it first, "
+                   "with an egress of its own: EgressMode nat-instance or nat-gateway, no EgressStack)", short=True)
+
+
 @dataclass(frozen=True)
 class Check:
     name: str
@@ -215,6 +268,7 @@ CHECKS: tuple[Check, ...] = (
     Check("internet-gateways", internet_gateways),
     Check("elastic-ips", elastic_ips),
     Check("cloudfront", cloudfront),
+    Check("shared-egress", shared_egress),
 )
 
 

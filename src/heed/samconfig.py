@@ -37,10 +37,20 @@ OLDEST_MESSAGE_ALARM_DEFAULT_S = 3600
 FETCHER_TIMEOUT_S = 60
 
 # The parameters a profile decides; every other one in an environment is the operator's. AlarmEmail
-# is the operator's too, the profile's address (operator.alarm_email, its contact) only its default.
-PROFILE_PARAMETERS = ("BotName", "ProfileSha256", "FetcherReservedConcurrency", "FetcherBatchSize",
+# is the operator's too, the profile's address (operator.alarm_email, its contact) only its default,
+# and so is FetcherMaximumConcurrency (the account's quota is the operator's to spend).
+PROFILE_PARAMETERS = ("BotName", "ProfileSha256", "FetcherBatchSize",
                       "HeartbeatHours", "ReverseDnsName", "BedrockModelId", "OldestMessageAlarmSeconds",
                       "WebBotAuthKeyService", "WebBotAuthKeyName", "PublishInfoPage")
+# What samconfig once wrote and writes no more: dropped from a file when it is written again.
+# FetcherReservedConcurrency (AUBE-11 as reserved concurrency 1) broke every stack on an account
+# whose concurrency quota is under 101, and a FIFO event source mapping ignores it: AUBE-11 is
+# held by the store's request slots now (heed_core.crawl), and the parameter defaults to 0.
+RETIRED_PARAMETERS = ("FetcherReservedConcurrency",)
+# The fetchers a bot without politeness.max_in_flight runs at once (the event source mapping's
+# MaximumConcurrency): a new account's concurrency quota (often 10) holds it beside the scheduler
+# and the deliverer, so no invocation is throttled. An operator with more sets more.
+DEFAULT_FETCHERS = 5
 _RECORD = re.compile(r"# profile: (.+)")
 _SECTION = re.compile(r"\[([a-z0-9][a-z0-9-]*)\.deploy\.parameters\]")
 
@@ -56,8 +66,8 @@ class DeployEnv:
     """What one bot's stack is deployed with; every value comes from its profile."""
 
     bot: str
-    fetcher_reserved_concurrency: int
     reverse_dns_name: str | None
+    fetcher_max_concurrency: int = DEFAULT_FETCHERS
     fetcher_batch_size: int = 10
     bedrock_model_id: str | None = None
     oldest_message_alarm_s: int | None = None
@@ -75,8 +85,8 @@ class DeployEnv:
         parts = [f"BotName={self.bot}"]
         if self.profile_sha256:
             parts.append(f"ProfileSha256={self.profile_sha256}")
-        parts += [f"FetcherReservedConcurrency={self.fetcher_reserved_concurrency}",
-                  f"FetcherBatchSize={self.fetcher_batch_size}"]
+        parts += [f"FetcherBatchSize={self.fetcher_batch_size}",
+                  f"FetcherMaximumConcurrency={self.fetcher_max_concurrency}"]
         if self.alarm_email:
             parts.append(f"AlarmEmail={self.alarm_email}")
         if self.heartbeat_hours:
@@ -154,6 +164,16 @@ def publish_info_page(profile: Profile) -> str:
     return "cloudfront" if signs or (profile.egress.ips and profile.egress.ips_json_path) else "none"
 
 
+def fetcher_max_concurrency(profile: Profile) -> int:
+    """The fetcher event source mapping's MaximumConcurrency (its minimum is 2): for a bot with
+    politeness.max_in_flight N, N invocations holding the N request slots and one more ready to
+    take the next slot freed (more would only come back for a slot: AUBE-11's 1 makes 2);
+    otherwise, or at most, ``DEFAULT_FETCHERS``. The mapping never invokes past it, so a normal
+    round throttles nothing."""
+    in_flight = profile.politeness.max_in_flight
+    return max(2, min(DEFAULT_FETCHERS, int(in_flight) + 1)) if in_flight else DEFAULT_FETCHERS
+
+
 def fetcher_batch_size(profile: Profile) -> int:
     """The fetcher's SQS BatchSize: the records its turns can surely finish in one invocation, each
     up to a request's whole deadline (fetch.total_deadline_s), politeness.max_in_flight of them
@@ -197,16 +217,14 @@ def deploy_env(profile: Profile) -> DeployEnv:
     from heed_core import kinds
     from heed_core.bundle import content_hash
 
-    # AUBE-11: politeness.max_in_flight caps the fetchers running at once (null: no cap).
-    in_flight = profile.politeness.max_in_flight
     # WANNADO-02: the published reverse DNS name of the fixed egress IP.
     reverse_dns = profile.egress.reverse_dns
     # WANNADO-10: the LLM extractor is off unless the profile switches it on and names a model.
     model = kinds.extractor_model(profile)
     return DeployEnv(
         bot=profile.name,
-        fetcher_reserved_concurrency=in_flight if in_flight is not None else 0,
         fetcher_batch_size=fetcher_batch_size(profile),
+        fetcher_max_concurrency=fetcher_max_concurrency(profile),
         reverse_dns_name=reverse_dns or None,
         bedrock_model_id=model or None,
         oldest_message_alarm_s=oldest_message_alarm_s(profile),
@@ -246,7 +264,8 @@ def read_envs(text: str, where: str = "samconfig.toml") -> dict[str, EnvChoices]
             raise SamconfigError(f"{where}: [{env}] parameter_overrides: {exc}") from exc
         envs[env] = EnvChoices(
             stack_name=params.get("stack_name"), region=params.get("region"), aws_profile=params.get("profile"),
-            parameters=tuple((k, v) for k, v in overrides if k not in PROFILE_PARAMETERS), profile_ref=refs.get(env))
+            parameters=tuple((k, v) for k, v in overrides if k not in PROFILE_PARAMETERS + RETIRED_PARAMETERS),
+            profile_ref=refs.get(env))
     return envs
 
 
@@ -262,7 +281,7 @@ def _parameter(key: str, value: str) -> str:
 def _section(env: DeployEnv, choices: EnvChoices) -> list[str]:
     stack = choices.stack_name or env.stack_name
     # The profile's parameters in their order, the operator's value in the place of one it set
-    # (AlarmEmail), then the operator's own.
+    # (AlarmEmail, FetcherMaximumConcurrency), then the operator's own.
     mine = dict(choices.parameters)
     ours = [p.split("=", 1) for p in shlex.split(env.parameter_overrides())]
     merged = [(k, mine.pop(k, v)) for k, v in ours] + list(mine.items())

@@ -385,6 +385,27 @@ class SqliteStore:
             c.execute("UPDATE sources SET data = ? WHERE id = ?", (_dumps(data), source_id))
             return True
 
+    # --- AUBE-11's request slots: meta rows inflight#<n>, as DynamoStore's INFLIGHT items ----------
+    def take_slot(self, slots: int, holder: str, until: float, now: float) -> int | None:
+        # Not waited onto the disk: a slot lost to a power cut is one nobody holds (the process
+        # that held it is gone with its request).
+        with self.db.write("slot", durable=False) as c:
+            for n in range(slots):
+                row = c.execute("SELECT data FROM meta WHERE key = ?", (f"inflight#{n}",)).fetchone()
+                held = json.loads(row[0]) if row else {}
+                if not held or held.get("holder") == holder or float(held.get("until", 0)) <= now:
+                    c.execute("INSERT OR REPLACE INTO meta (key, data, version) VALUES (?, ?, 0)",
+                              (f"inflight#{n}", _dumps({"holder": holder, "until": float(until)})))
+                    return n
+        return None
+
+    def release_slot(self, slot: int, holder: str) -> None:
+        with self.db.write("slot", durable=False) as c:
+            row = c.execute("SELECT data FROM meta WHERE key = ?", (f"inflight#{slot}",)).fetchone()
+            if row and json.loads(row[0]).get("holder") == holder:
+                c.execute("UPDATE meta SET data = ? WHERE key = ?",
+                          (_dumps({"holder": "", "until": 0.0}), f"inflight#{slot}"))
+
     # --- meta, blocks, purges ----------------------------------------------------------------------
     def get_meta(self, key: str) -> dict[str, Any] | None:
         with self.db.read(f"meta {key}") as c:

@@ -54,6 +54,27 @@ def test_aube_09_a_profile_with_half_a_second_between_requests_fails_naming_the_
 
 
 @pytest.mark.slow
+def test_aube_11_on_aws_fetchers_run_side_by_side_and_the_request_slot_alone_keeps_their_requests_apart(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN AubeBot on the AWS engine, whose fetcher invocations run side by side as the event
+    # source mapping runs them (MaximumConcurrency 2), no reserved concurrency anywhere
+    # WHEN AUBE-11 is checked as shipped THEN the sites saw no two requests at once over all hosts
+    code, out, _ = _run(capsys, "--bot", "aubebot", "--rule", "AUBE-11", "--engine", "aws")
+    flat = " ".join(out.split())
+    assert code == 0, out
+    assert "no two requests in flight at once over all hosts" in flat
+    assert "while up to 2 fetcher invocations ran at once" in flat
+    # WHEN the core takes no request slot (as if the lease were gone) THEN the sites see requests
+    # overlap, and the rule fails: the slot, not a concurrency limit, is what holds AUBE-11
+    from heed_core.crawl import Crawler
+
+    monkeypatch.setattr(Crawler, "_take_slot", lambda self, token, plan, now: (-1, ""))
+    code, out, _ = _run(capsys, "--bot", "aubebot", "--rule", "AUBE-11", "--engine", "aws")
+    assert code == 1, out
+    assert "NOT no two requests in flight at once over all hosts" in " ".join(out.split())
+
+
+@pytest.mark.slow
 def test_spring_10_a_changed_robots_policy_shows_at_the_sites(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     # GIVEN SpringStudioBot told to crawl where robots.txt refuses access (SPRING-10: nothing is fetched)

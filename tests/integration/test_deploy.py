@@ -91,7 +91,8 @@ def test_a_new_bot_deployed_dry_runs_and_its_built_artifact_runs_a_round_as_its_
     assert "conformance: every rule of aubebot holds (21 rules" in out
     env = tomllib.loads((in_project / "samconfig.toml").read_text(encoding="utf-8"))["mybot"]["deploy"]["parameters"]
     assert (env["stack_name"], env["region"]) == (STACK, "eu-west-1")
-    assert f"BotName=mybot ProfileSha256={sha} FetcherReservedConcurrency=1" in env["parameter_overrides"]
+    assert f"BotName=mybot ProfileSha256={sha} FetcherBatchSize=1 FetcherMaximumConcurrency=2" in \
+        env["parameter_overrides"]
     assert "# profile: mybot.yaml\n[mybot.deploy.parameters]" in (in_project / "samconfig.toml").read_text()
     # AND the exact deploy command is printed, nothing sent
     # (both paths absolute: SAM reads a relative --config-file from the template's folder)
@@ -173,8 +174,8 @@ def test_a_seed_bot_deploys_through_the_same_path_and_sam_deploy_config_env_keep
     env = config["aubebot"]["deploy"]["parameters"]
     sha = content_hash(load_profile("aubebot"))
     assert (env["stack_name"], env["region"]) == ("aube", "eu-west-1")
-    assert env["parameter_overrides"] == (f"BotName=aubebot ProfileSha256={sha} FetcherReservedConcurrency=1 "
-                                          "FetcherBatchSize=1 AlarmEmail=robot@aube.news HeartbeatHours=1")
+    assert env["parameter_overrides"] == (f"BotName=aubebot ProfileSha256={sha} FetcherBatchSize=1 "
+                                          "FetcherMaximumConcurrency=2 AlarmEmail=robot@aube.news HeartbeatHours=1")
     assert "--config-env aubebot" in out and "profile: aubebot, built in" in out
     # AND nothing is packaged for it: the functions read it from heed_core, as the hash says
     assert not (in_project / ".aws-sam/build/ProfileLayer/heed-profiles/aubebot.json").exists()

@@ -74,18 +74,63 @@ def _refused_once(code: int, out: str, err: str) -> str:
 
 
 @pytest.mark.slow
-def test_preflight_refuses_a_lambda_concurrency_limit_that_cannot_keep_100_unreserved(
+def test_a_new_account_s_lambda_concurrency_limit_of_10_holds_aubebot_s_stack(
+        tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a new account whose Lambda concurrency limit is 10 (as new accounts often start)
+    with running_emulator(tmp_path / "emulator.log", {"MOTO_LAMBDA_CONCURRENCY_QUOTA": "10"}) as low:
+        _as_the_account(monkeypatch, low, project)
+        parameters = dict(p.split("=", 1) for p in deploy_env(load_profile("aubebot")).parameter_overrides().split())
+        # WHEN the preflight reads it for AubeBot's stack
+        findings = preflight(boto3.session.Session(region_name=REGION), "aubebot-preflight",
+                             load_template(project / "template.yaml"), parameters)
+    # THEN nothing is reserved (AUBE-11 is the request slot) and what it runs at once fits
+    assert [f.line for f in findings if f.short] == []
+    assert ("Lambda concurrent executions: limit 10, 10 unreserved (GetAccountSettings); the stack reserves none "
+            "and runs up to 3 at once (SchedulerFunction 1, FetcherFunction 2)") in [f.line for f in findings]
+
+
+@pytest.mark.slow
+def test_preflight_refuses_a_lambda_concurrency_limit_below_what_the_stack_runs_at_once(
         tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
-    # GIVEN a new account whose Lambda concurrency limit is 50 (as new accounts often start)
+    # GIVEN an account whose Lambda concurrency limit is 4
+    with running_emulator(tmp_path / "emulator.log", {"MOTO_LAMBDA_CONCURRENCY_QUOTA": "4"}) as low:
+        _as_the_account(monkeypatch, low, project)
+        # WHEN SpringStudioBot is deployed (five fetchers at once, and the tick)
+        line = _refused_once(*_deploy(capfd, "springstudiobot"))
+    # THEN one line: the limit, what the stack runs at once, and the request for 6
+    assert line == ("heed deploy: preflight: Lambda concurrent executions: limit 4, 4 unreserved (GetAccountSettings); "
+                    "the stack reserves none and runs up to 6 at once (SchedulerFunction 1, FetcherFunction 5), more "
+                    "than the limit (lower FetcherMaximumConcurrency, or): aws service-quotas "
+                    "request-service-quota-increase --service-code lambda --quota-code L-B99A9384 --desired-value 6")
+
+
+@pytest.mark.slow
+def test_preflight_refuses_an_older_samconfig_s_reservation_that_cannot_keep_100_unreserved(
+        tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    # GIVEN a limit of 50, and AubeBot's environment with the reservation an older samconfig wrote
+    # (FetcherReservedConcurrency=1, set by hand again: heed samconfig drops it)
     with running_emulator(tmp_path / "emulator.log", {"MOTO_LAMBDA_CONCURRENCY_QUOTA": "50"}) as low:
         _as_the_account(monkeypatch, low, project)
-        # WHEN AubeBot is deployed (its scheduler reserves 1, its fetcher 1)
-        line = _refused_once(*_deploy(capfd))
-    # THEN one line: the limit, what the stack reserves, and the request for 102 (100 unreserved + 2)
-    assert line == ("heed deploy: preflight: Lambda concurrent executions: limit 50, 50 unreserved "
-                    "(GetAccountSettings); the stack reserves 2 (SchedulerFunction 1, FetcherFunction 1), which "
-                    "would leave 48 unreserved where Lambda keeps 100: aws service-quotas "
-                    "request-service-quota-increase --service-code lambda --quota-code L-B99A9384 --desired-value 102")
+        config = project / "samconfig.toml"
+        saved = config.read_text(encoding="utf-8")
+        monkeypatch.setattr("heed.deploy._overrides", lambda path, env: _with_reservation(path, env))
+        try:
+            line = _refused_once(*_deploy(capfd))
+        finally:
+            config.write_text(saved, encoding="utf-8")
+    # THEN one line: what it reserves, and the request for 101 (100 unreserved + 1)
+    assert line.startswith("heed deploy: preflight: Lambda concurrent executions: limit 50, 50 unreserved "
+                           "(GetAccountSettings); the stack reserves 1 (FetcherFunction 1) and runs up to 3 at once")
+    assert line.endswith("its reservation would leave 49 unreserved where Lambda keeps 100: aws service-quotas "
+                         "request-service-quota-increase --service-code lambda --quota-code L-B99A9384 "
+                         "--desired-value 101")
+
+
+def _with_reservation(config: Path, env: str) -> str:
+    import tomllib
+
+    data = tomllib.loads(config.read_text(encoding="utf-8"))
+    return str(data[env]["deploy"]["parameters"]["parameter_overrides"]) + " FetcherReservedConcurrency=1"
 
 
 @pytest.mark.slow

@@ -214,9 +214,10 @@ def test_reverse_dns_may_touch_only_the_egress_ip(template: dict[str, Any]) -> N
     assert text.endswith(":elastic-ip/${Allocation}") and variables == {"Allocation": ALLOCATION}
     custom = template["Resources"]["ReverseDns"]
     assert custom["Properties"]["AllocationId"] == ALLOCATION
-    # Only with a name and egress (the EIP exists only there); outside the VPC (it fetches no site)
+    # Only with a name and an egress of its own (the EIP is the stack's there); outside the VPC (it
+    # fetches no site)
     assert template["Conditions"][custom["Condition"]] == {
-        "Fn::And": [{"Condition": "UseEgress"}, {"Condition": "HasReverseDnsName"}]}
+        "Fn::And": [{"Condition": "OwnsEgress"}, {"Condition": "HasReverseDnsName"}]}
     assert "VpcConfig" not in template["Resources"]["ReverseDnsFunction"]["Properties"]
     assert "DependsOn" not in custom
 
@@ -227,7 +228,7 @@ def test_common_09_egress_ip_is_kept_and_an_output_or_passed_in(template: dict[s
     assert eip["Type"] == "AWS::EC2::EIP" and eip["Condition"] == "CreateEgressIp"
     assert (eip["DeletionPolicy"], eip["UpdateReplacePolicy"]) == ("Retain", "Retain")
     assert template["Conditions"]["CreateEgressIp"] == {
-        "Fn::And": [{"Condition": "UseEgress"}, {"Fn::Not": [{"Condition": "HasEgressAllocationId"}]}]}
+        "Fn::And": [{"Condition": "OwnsEgress"}, {"Fn::Not": [{"Condition": "HasEgressAllocationId"}]}]}
     param = template["Parameters"]["EgressAllocationId"]
     assert param["Default"] == "" and re.fullmatch(param["AllowedPattern"], "eipalloc-0123456789abcdef0")
     assert template["Outputs"]["EgressIp"] == {**template["Outputs"]["EgressIp"], "Condition": "CreateEgressIp",
@@ -236,7 +237,7 @@ def test_common_09_egress_ip_is_kept_and_an_output_or_passed_in(template: dict[s
     # AND whichever NAT carries the traffic holds that one address
     assert template["Resources"]["NatGateway"]["Properties"]["AllocationId"] == ALLOCATION
     association = template["Resources"]["EgressIpAssociation"]["Properties"]
-    assert association == {"AllocationId": ALLOCATION, "InstanceId": {"Ref": "NatInstance"}}
+    assert association == {"AllocationId": ALLOCATION, "NetworkInterfaceId": {"Ref": "NatInterface"}}
     for name in ("WorkQueueUrl", "StateTableName", "ResultsBusName", "ResultsBucketName", "FetcherFunctionName"):
         assert name in template["Outputs"]
 
@@ -247,38 +248,98 @@ def test_egress_mode_picks_the_nat_and_none_makes_no_network(template: dict[str,
     res = template["Resources"]
     network = [k for k, r in res.items() if r["Type"].startswith("AWS::EC2::")]
     assert len(network) >= 14
-    by_mode = {"UseEgress", "CreateEgressIp", "UseNatGateway", "UseNatInstance"}
+    by_mode = {"OwnsEgress", "CreateEgressIp", "UseNatGateway", "UseNatInstance"}
     for logical_id in network:
         assert res[logical_id].get("Condition") in by_mode, logical_id
     assert res["NatGateway"]["Condition"] == "UseNatGateway"
     assert res["PrivateRouteViaNatGateway"]["Properties"]["NatGatewayId"] == {"Ref": "NatGateway"}
     assert res["PrivateRouteViaNatGateway"]["Condition"] == "UseNatGateway"
-    assert res["PrivateRouteViaNatInstance"]["Properties"]["InstanceId"] == {"Ref": "NatInstance"}
+    assert res["PrivateRouteViaNatInstance"]["Properties"]["NetworkInterfaceId"] == {"Ref": "NatInterface"}
     assert res["PrivateRouteViaNatInstance"]["Condition"] == "UseNatInstance"
 
 
-def test_the_nat_instance_is_a_small_graviton_that_forwards_and_heals(template: dict[str, Any]) -> None:
+def test_the_nat_instance_is_a_small_graviton_in_a_group_of_one_that_heals_and_stays_put(
+        template: dict[str, Any]) -> None:
     res = template["Resources"]
-    nat = res["NatInstance"]["Properties"]
     assert template["Parameters"]["NatInstanceType"]["Default"] == "t4g.nano"
-    assert template["Parameters"]["NatImageId"]["Default"].endswith("al2023-ami-kernel-default-arm64")
-    assert nat["SourceDestCheck"] is False and nat["SubnetId"] == {"Ref": "PublicSubnet"}
-    assert nat["CreditSpecification"] == {"CPUCredits": "standard"}
-    script = nat["UserData"]["Fn::Base64"]
+    # the image is pinned: a plain AMI id the stack is given (heed deploy records it), never "latest"
+    image = template["Parameters"]["NatImageId"]
+    assert image["Type"] == "String" and image["Default"] == "" and re.fullmatch(image["AllowedPattern"],
+                                                                                 "ami-0123456789abcdef0")
+    rule = template["Rules"]["NatInstanceNeedsImage"]
+    assert rule["Assertions"][0]["Assert"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "NatImageId"}, ""]}]}
+    data = res["NatLaunchTemplate"]["Properties"]["LaunchTemplateData"]
+    assert data["ImageId"] == {"Ref": "NatImageId"} and data["InstanceType"] == {"Ref": "NatInstanceType"}
+    assert data["CreditSpecification"] == {"CpuCredits": "standard"}
+    assert data["MetadataOptions"]["HttpTokens"] == "required"
+    # an Auto Scaling group of one replaces a dead or impaired instance; a new image replaces it too,
+    # the old one first (the egress interface is one)
+    group = res["NatGroup"]
+    props = group["Properties"]
+    assert (props["MinSize"], props["MaxSize"], props["DesiredCapacity"]) == ("1", "1", "1")
+    assert props["HealthCheckType"] == "EC2" and props["VPCZoneIdentifier"] == [{"Ref": "PublicSubnet"}]
+    assert props["LaunchTemplate"]["Version"] == {"Fn::GetAtt": ["NatLaunchTemplate", "LatestVersionNumber"]}
+    assert group["UpdatePolicy"]["AutoScalingRollingUpdate"]["MinInstancesInService"] == 0
+    # what outlives an instance is the stack's: the egress interface holds the Elastic IP, forwards
+    # (no source/destination check) and is the private route's target
+    eni = res["NatInterface"]["Properties"]
+    assert eni["SourceDestCheck"] is False and eni["SubnetId"] == {"Ref": "PublicSubnet"}
+    assert eni["GroupSet"] == [{"Ref": "NatSecurityGroup"}]
+    assert res["EgressIpAssociation"]["Properties"]["NetworkInterfaceId"] == {"Ref": "NatInterface"}
+    # each instance, at boot, attaches it, routes and masquerades through it, then lets go of the
+    # public address it booted with
+    script = data["UserData"]["Fn::Base64"]["Fn::Sub"]
+    assert script.startswith("#!/bin/bash\nset -euo pipefail\neni=${NatInterface}\n")
+    assert "aws ec2 attach-network-interface" in script and "--device-index 1" in script
     assert "ip_forward = 1" in script and "MASQUERADE" in script and "iptables-services" in script
-    template_data = res["NatLaunchTemplate"]["Properties"]["LaunchTemplateData"]
-    assert template_data["MetadataOptions"]["HttpTokens"] == "required"
+    assert "--no-associate-public-ip-address" in script
     # only the fetcher's HTTP(S) comes in
     ingress = res["NatSecurityGroup"]["Properties"]["SecurityGroupIngress"]
     assert {(r["FromPort"], r["SourceSecurityGroupId"]["Ref"]) for r in ingress} == {
         (80, "FunctionSecurityGroup"), (443, "FunctionSecurityGroup")}
-    # a failed system check recovers it in place, a failed instance check reboots it
-    recover = res["NatRecoveryAlarm"]["Properties"]
-    assert recover["MetricName"] == "StatusCheckFailed_System"
-    assert {"Fn::Sub": "arn:${AWS::Partition}:automate:${AWS::Region}:ec2:recover"} in recover["AlarmActions"]
-    reboot = res["NatRebootAlarm"]["Properties"]
-    assert reboot["MetricName"] == "StatusCheckFailed_Instance"
-    assert {"Fn::Sub": "arn:${AWS::Partition}:automate:${AWS::Region}:ec2:reboot"} in reboot["AlarmActions"]
+    # the instance may attach that interface and change its own boot address, nothing else
+    role = res["NatRole"]["Properties"]
+    statements = [st for policy in role["Policies"] for st in policy["PolicyDocument"]["Statement"]]
+    assert {a for st in statements for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])} == {
+        "ec2:AttachNetworkInterface", "ec2:ModifyNetworkInterfaceAttribute"}
+    the_eni = next(st for st in statements if st["Sid"] == "TheEgressInterface")
+    assert the_eni["Resource"]["Fn::Sub"].endswith(":network-interface/${NatInterface}")
+    assert all(st.get("Condition") == {"StringEquals": {"aws:ResourceTag/heed:nat": {"Ref": "AWS::StackName"}}}
+               for st in statements if st is not the_eni)
+    assert data["IamInstanceProfile"] == {"Arn": {"Fn::GetAtt": ["NatInstanceProfile", "Arn"]}}
+    assert res["NatInstanceProfile"]["Properties"]["Roles"] == [{"Ref": "NatRole"}]
+    # no alarm reboots or recovers it any more (the group replaces it); one says when it cannot
+    assert not {"NatInstance", "NatRecoveryAlarm", "NatRebootAlarm"} & set(res)
+    down = res["NatDownAlarm"]["Properties"]
+    assert (down["Namespace"], down["MetricName"], down["ComparisonOperator"], down["Threshold"]) == (
+        "AWS/AutoScaling", "GroupInServiceInstances", "LessThanThreshold", 1)
+    assert {"Granularity": "1Minute", "Metrics": ["GroupInServiceInstances"]} in props["MetricsCollection"]
+
+
+def test_several_stacks_share_one_egress_through_egress_stack(template: dict[str, Any]) -> None:
+    # GIVEN EgressStack: a stack's egress is its own, or another's of the same template
+    param = template["Parameters"]["EgressStack"]
+    assert param["Default"] == "" and re.fullmatch(param["AllowedPattern"], "heed-wannadobot")
+    conditions = template["Conditions"]
+    assert conditions["SharesEgress"] == {"Fn::And": [{"Condition": "UseEgress"},
+                                                      {"Fn::Not": [{"Fn::Equals": [{"Ref": "EgressStack"}, ""]}]}]}
+    assert conditions["OwnsEgress"] == {"Fn::And": [{"Condition": "UseEgress"},
+                                                    {"Fn::Not": [{"Condition": "SharesEgress"}]}]}
+    # THEN every network resource is made by the stack that owns the egress only
+    res = template["Resources"]
+    owned = {"OwnsEgress", "CreateEgressIp", "UseNatGateway", "UseNatInstance", "CreateReverseDns"}
+    for lid, r in res.items():
+        if r["Type"].startswith(("AWS::EC2::", "AWS::AutoScaling::")) or lid in ("NatRole", "NatInstanceProfile"):
+            assert r.get("Condition") in owned, lid
+    for name in ("UseNatGateway", "UseNatInstance", "CreateEgressIp", "CreateReverseDns"):
+        assert {"Condition": "OwnsEgress"} in conditions[name]["Fn::And"], name
+    # AND the owner exports what a sharing stack's fetcher takes: subnet, security group, address
+    exported = {o["Export"]["Name"]["Fn::Sub"]: o for o in template["Outputs"].values() if "Export" in o}
+    assert set(exported) == {"${AWS::StackName}-EgressSubnetId", "${AWS::StackName}-EgressSecurityGroupId",
+                             "${AWS::StackName}-EgressAllocationId"}
+    assert all(o["Condition"] == "OwnsEgress" for o in exported.values())
+    assert template["Outputs"]["EgressStack"] == {**template["Outputs"]["EgressStack"], "Condition": "SharesEgress",
+                                                  "Value": {"Ref": "EgressStack"}}
 
 
 def test_only_the_fetcher_is_in_the_vpc_in_one_subnet_in_the_nats_zone(template: dict[str, Any]) -> None:
@@ -288,7 +349,11 @@ def test_only_the_fetcher_is_in_the_vpc_in_one_subnet_in_the_nats_zone(template:
     assert in_vpc == ["FetcherFunction"]
     vpc = res["FetcherFunction"]["Properties"]["VpcConfig"]["Fn::If"]
     assert vpc[0] == "UseEgress" and vpc[2] == {"Ref": "AWS::NoValue"}
-    assert vpc[1]["SubnetIds"] == [{"Ref": "PrivateSubnetA"}]
+    # its stack's private subnet, or (EgressStack) the one the stack it shares exports
+    assert vpc[1]["SubnetIds"] == [{"Fn::If": ["SharesEgress", {"Fn::ImportValue": {
+        "Fn::Sub": "${EgressStack}-EgressSubnetId"}}, {"Ref": "PrivateSubnetA"}]}]
+    assert vpc[1]["SecurityGroupIds"] == [{"Fn::If": ["SharesEgress", {"Fn::ImportValue": {
+        "Fn::Sub": "${EgressStack}-EgressSecurityGroupId"}}, {"Ref": "FunctionSecurityGroup"}]}]
     subnets = [k for k, r in res.items() if r["Type"] == "AWS::EC2::Subnet"]
     zones = {json.dumps(res[k]["Properties"]["AvailabilityZone"]) for k in subnets}
     assert sorted(subnets) == ["PrivateSubnetA", "PublicSubnet"] and len(zones) == 1
@@ -300,7 +365,13 @@ def test_only_the_fetcher_is_in_the_vpc_in_one_subnet_in_the_nats_zone(template:
                for e in endpoints.values())
 
 
-def test_aube_11_reserved_concurrency_only_when_asked(template: dict[str, Any]) -> None:
+def test_no_function_reserves_concurrency_so_a_new_accounts_quota_holds_the_stack(template: dict[str, Any]) -> None:
+    # Lambda keeps 100 of an account's concurrency unreserved: a reservation needs a quota above
+    # 100, and a new account's is often 10. AUBE-11 is the state table's request slots instead.
+    for name in _functions(template):
+        value = function_properties(template, name).get("ReservedConcurrentExecutions")
+        assert value is None or name == "FetcherFunction", name
+    # the fetcher's is an older samconfig's parameter, 0 (none) unless given
     value = template["Resources"]["FetcherFunction"]["Properties"]["ReservedConcurrentExecutions"]
     condition, then, otherwise = value["Fn::If"]
     assert then == {"Ref": "FetcherReservedConcurrency"}
@@ -353,7 +424,8 @@ def test_samconfig_overrides_match_the_profiles(template: dict[str, Any]) -> Non
         assert set(overrides) <= set(template["Parameters"]), bot
         assert overrides["BotName"] == bot
         in_flight = profile.get("politeness.max_in_flight")
-        assert overrides["FetcherReservedConcurrency"] == str(in_flight or 0), bot
+        assert "FetcherReservedConcurrency" not in overrides, bot
+        assert overrides["FetcherMaximumConcurrency"] == ("2" if in_flight == 1 else "5"), bot
         assert overrides.get("ReverseDnsName") == profile.get("egress.reverse_dns"), bot
         assert deploy["capabilities"] == "CAPABILITY_IAM"
         stacks.add(deploy["stack_name"])
@@ -414,8 +486,8 @@ JOURNAL_FIELDS = {
 ALARMS = ("HeartbeatAlarm", "SchedulerErrorsAlarm", "DeadLetterAlarm", "FetcherErrorsAlarm", "FetcherThrottlesAlarm",
           "DynamoDbThrottlesAlarm", "ImpoliteAnswersAlarm", "OldestTokenAlarm", "InFlightAlarm", "RecursiveLoopAlarm",
           "RobotsLoopAlarm", "ServiceFaultAlarm")
-NAT_ALARMS = {"NatPortAllocationAlarm": "UseNatGateway", "NatRecoveryAlarm": "UseNatInstance",
-              "NatRebootAlarm": "UseNatInstance", "DeliveryDeadLetterAlarm": "HasResultsWebhook"}
+NAT_ALARMS = {"NatPortAllocationAlarm": "UseNatGateway", "NatDownAlarm": "UseNatInstance",
+              "DeliveryDeadLetterAlarm": "HasResultsWebhook"}
 
 
 @pytest.fixture(scope="module")
@@ -758,7 +830,10 @@ def test_every_resource_that_takes_tags_has_them(template: dict[str, Any]) -> No
         schema = PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", kind).schema
         if "Tags" in schema.get("properties", {}):
             tags = resource["Properties"]["Tags"]
-            assert [t for t in tags if t["Key"] != "Name"] == ours, logical_id
+            # (Name, and heed:nat: the NAT's own, which its instance's rights are scoped to; an Auto
+            # Scaling group's tags say whether they go to its instances: the launch template tags those)
+            assert [{k: v for k, v in t.items() if k != "PropagateAtLaunch"} for t in tags
+                    if t["Key"] not in ("Name", "heed:nat")] == ours, logical_id
             checked += 1
     assert checked >= 20
 
@@ -986,9 +1061,11 @@ def test_the_function_url_serves_the_pages_and_a_directory_that_verifies(templat
 
 # --- issue 20: the stack in production ---------------------------------------------------------
 
-def test_the_scheduler_ticks_one_at_a_time_and_is_never_retried(template: dict[str, Any]) -> None:
+def test_the_scheduler_reserves_nothing_and_is_never_retried(template: dict[str, Any]) -> None:
+    # two ticks at once are kept apart by the tick record's conditional put
+    # (tests/integration/test_scheduler_ticks.py), not by a reserved concurrency of 1
     props = template["Resources"]["SchedulerFunction"]["Properties"]
-    assert props["ReservedConcurrentExecutions"] == 1
+    assert "ReservedConcurrentExecutions" not in props
     # a failed or timed-out tick leaves its pass's cursor in the table: the next minute's goes on
     assert props["EventInvokeConfig"] == {"MaximumRetryAttempts": 0, "MaximumEventAgeInSeconds": 60}
 
@@ -1019,9 +1096,20 @@ def test_iam_is_narrowed_no_scan_or_delete_for_the_scheduler_no_lifecycle_for_th
     assert "template:S3CrudPolicy" not in fetcher and "template:DynamoDBCrudPolicy" not in fetcher | scheduler
 
 
-def test_the_info_page_function_url_is_capped(template: dict[str, Any]) -> None:
+def test_the_info_page_function_url_reserves_nothing(template: dict[str, Any]) -> None:
     props = template["Resources"]["InfoPageFunction"]["Properties"]
-    assert props["FunctionUrlConfig"]["AuthType"] == "NONE" and props["ReservedConcurrentExecutions"] == 2
+    assert props["FunctionUrlConfig"]["AuthType"] == "NONE" and "ReservedConcurrentExecutions" not in props
+
+
+def test_aube_11_the_fetchers_mapping_runs_side_by_side_without_a_throttle(template: dict[str, Any]) -> None:
+    # The event source mapping's MaximumConcurrency (at least 2: it cannot be 1, so it cannot be
+    # AUBE-11's one at a time): it never invokes past it, so a normal round throttles nothing.
+    work = template["Resources"]["FetcherFunction"]["Properties"]["Events"]["Work"]["Properties"]
+    assert work["ScalingConfig"] == {"MaximumConcurrency": {"Ref": "FetcherMaximumConcurrency"}}
+    spec = template["Parameters"]["FetcherMaximumConcurrency"]
+    assert (spec["Default"], spec["MinValue"], spec["MaxValue"]) == (5, 2, 1000)
+    alarm = template["Resources"]["FetcherThrottlesAlarm"]["Properties"]
+    assert alarm["MetricName"] == "Throttles" and "FetcherMaximumConcurrency" in alarm["AlarmDescription"]
 
 
 def test_xray_sampling_is_a_parameter_with_a_low_default(template: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from heed_core.crawl import Crawler
 from heed_core.ports import FakeClock
-from heed_core.profile import load_profile
+from heed_core.profile import Profile, load_profile, load_profile_data
 from heed_core.turn import TokenIn
 from heed_core.work import Source, WorkItem
 
@@ -37,12 +37,12 @@ def dynamo() -> Iterator[tuple[Any, str, Counter[str]]]:
         yield client, stack.table_name, calls
 
 
-def _crawler(client: Any, table: str, clock: FakeClock) -> tuple[Crawler, DynamoStore]:
+def _crawler(client: Any, table: str, clock: FakeClock, profile: Profile | None = None) -> tuple[Crawler, DynamoStore]:
     transport = FakeTransport(clock)
     transport.script(SITE + "/robots.txt", Reply(200, {"Content-Type": "text/plain"}, b"User-agent: *\nAllow: /\n"))
     transport.script(SITE + "/a", Reply(200, {"Content-Type": "text/html"}, b"<html><title>A</title></html>"))
     store = DynamoStore(table, client)
-    return Crawler(load_profile("aubebot"), store, transport, ListJournal(), ListResults(), clock,
+    return Crawler(profile or load_profile("aubebot"), store, transport, ListJournal(), ListResults(), clock,
                    tokens=FakeTokens()), store
 
 
@@ -72,10 +72,15 @@ def test_common_05_a_turn_that_only_waits_makes_one_dynamodb_call(dynamo: tuple[
     assert calls == Counter({"BatchGetItem": 1})
 
 
-def test_a_turn_that_fetches_reads_once_and_commits_once(dynamo: tuple[Any, str, Counter[str]]) -> None:
+# AubeBot's turn also takes and frees AUBE-11's request slot (a conditional put of one small item
+# each, right before and right after the request); a bot without politeness.max_in_flight takes none.
+@pytest.mark.parametrize(("max_in_flight", "puts"), [(None, 1), (1, 3)])
+def test_a_turn_that_fetches_reads_once_and_commits_once(dynamo: tuple[Any, str, Counter[str]],
+                                                          max_in_flight: int | None, puts: int) -> None:
     client, table, calls = dynamo
     clock = FakeClock(T0)
-    crawler, store = _crawler(client, table, clock)
+    profile = load_profile_data({"extends": "aubebot", "politeness": {"max_in_flight": max_in_flight}})
+    crawler, store = _crawler(client, table, clock, profile)
     store.put_source(Source(id="a", url=SITE + "/a", kind="feed"))
     item = WorkItem(url=SITE + "/a", purpose="article", task="feed", source_id="a", source_url=SITE + "/a",
                     round_id="r1", round_start=T0)
@@ -87,7 +92,7 @@ def test_a_turn_that_fetches_reads_once_and_commits_once(dynamo: tuple[Any, str,
     turn = crawler.host_turn(token)
     # THEN one read and one conditional write (no claim: the token holds the host already)
     assert turn.requests == 1
-    assert calls == Counter({"BatchGetItem": 1, "PutItem": 1}), calls
+    assert calls == Counter({"BatchGetItem": 1, "PutItem": puts}), calls
 
 
 def test_common_05_the_hosts_of_one_batch_are_read_in_one_call(dynamo: tuple[Any, str, Counter[str]]) -> None:

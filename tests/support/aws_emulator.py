@@ -181,6 +181,12 @@ class Middleware:
             body = urlencode(form).encode("utf-8")
         environ["wsgi.input"] = io.BytesIO(body)
         environ["CONTENT_LENGTH"] = str(len(body))
+        if action == "CreateChangeSet":
+            from tests.support.moto_gaps import after_create_change_set
+
+            answer = list(self.app(environ, start_response))
+            after_create_change_set(form, _region(environ))
+            return answer
         if action not in ("ExecuteChangeSet", "CreateStack", "UpdateStack"):
             return self.app(environ, start_response)
         from tests.support.moto_gaps import after_execute

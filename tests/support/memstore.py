@@ -48,6 +48,7 @@ class MemoryStore:
         self.urls: dict[str, str] = {}
         self.sources: dict[str, str] = {}
         self.quotas: dict[str, dict[str, Any]] = {}
+        self.slots: dict[int, tuple[str, float]] = {}  # AUBE-11's request slots: n -> (holder, until)
         self.blocks: dict[str, str] = {}
         self.meta: dict[str, tuple[str, int]] = {}
         self.reads: dict[str, str] = {}  # source id -> its read-state (DynamoStore's <id>#read)
@@ -129,6 +130,21 @@ class MemoryStore:
             q["n"] += grant
             q["takers"][taker] = grant
         return grant
+
+    def take_slot(self, slots: int, holder: str, until: float, now: float) -> int | None:
+        self.calls.append("take_slot")
+        for n in range(slots):
+            held = self.slots.get(n)
+            if held is None or held[0] == holder or held[1] <= now:
+                self.slots[n] = (holder, float(until))
+                return n
+        return None
+
+    def release_slot(self, slot: int, holder: str) -> None:
+        self.calls.append("release_slot")
+        held = self.slots.get(slot)
+        if held is not None and held[0] == holder:
+            self.slots[slot] = ("", 0.0)
 
     def write_drained(self, records: Sequence[UrlRecord], marks: Sequence[tuple[str, DrainMark]],
                       reads: Sequence[tuple[str, Mapping[str, Any]]] = ()) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -40,8 +41,8 @@ NOT_CREATED = {
     "AWS::CloudFront::ResponseHeadersPolicy": "its response headers policy",
 }
 
-__all__ = ["NOT_CREATED", "NO_MODEL", "accommodate", "after_execute", "apply", "condition_holds",
-           "lambda_account_settings"]
+__all__ = ["NOT_CREATED", "NO_MODEL", "accommodate", "after_create_change_set", "after_execute", "apply",
+           "condition_holds", "lambda_account_settings"]
 
 
 def apply() -> None:
@@ -72,13 +73,27 @@ def apply() -> None:
 
     _complete_buckets()
 
-    from moto.events.models import EventBus
+    from moto.events.models import Archive, EventBus
 
-    if not hasattr(EventBus, "physical_resource_id"):
-        # CloudFormation's Ref of an AWS::Events::EventBus is its name; moto's model has no
-        # physical id, so its Ref is the Python object (the ResultsBusName output read
-        # "<moto.events.models.EventBus object at ...>", and so did the functions' HEED_BUS_NAME).
-        EventBus.physical_resource_id = property(lambda bus: bus.name)  # type: ignore[attr-defined]
+    for model in (EventBus, Archive):
+        if not hasattr(model, "physical_resource_id"):
+            # CloudFormation's Ref of an AWS::Events::EventBus (an Archive) is its name; moto's model
+            # has no physical id, so its Ref is the Python object (the ResultsBusName output read
+            # "<moto.events.models.EventBus object at ...>", and so did the functions' HEED_BUS_NAME;
+            # ResultsArchiveName likewise).
+            model.physical_resource_id = property(lambda made: made.name)  # type: ignore[attr-defined]
+
+    from moto.awslambda.models import LayerVersion
+
+    if not hasattr(LayerVersion, "physical_resource_id"):
+        # CloudFormation's Ref of an AWS::Lambda::LayerVersion is its ARN; moto's is the Python
+        # object, which moto's own update of a function's Layers then fails on
+        # (AttributeError: 'LayerVersion' object has no attribute 'replace'): a second deploy failed.
+        LayerVersion.physical_resource_id = property(lambda layer: layer.arn)  # type: ignore[attr-defined]
+
+    _complete_interfaces()
+    _conditional_exports()
+    _conditional_updates()
 
 
 def _complete_buckets() -> None:
@@ -109,6 +124,94 @@ def _complete_buckets() -> None:
 
     create.heed_accommodation = True  # type: ignore[attr-defined]
     FakeBucket.create_from_cloudformation_json = classmethod(create)  # type: ignore[method-assign,assignment]
+
+
+def _conditional_updates() -> None:
+    """Two ways moto's update of a stack differs from CloudFormation's, both where a second `heed
+    deploy` updates a stack (WannadoBot's, once its PTR record can be set):
+
+    - it updates every resource whose text or parameters changed, its condition held or not,
+      resolving its properties: a resource the stack does not make (InfoPageFunction, under
+      PublishViaFunctionUrl) whose text changed with a new build (the layers' logical ids) failed
+      the update ("Fn::GetAtt references undefined resource InfoPageFunctionRole");
+    - a resource of a type whose model has no update (a log group, the emulator's alarms) is
+      dropped from the stack, and one its condition now makes (ReverseDnsLogGroup) is never made.
+
+    CloudFormation leaves the first alone and updates the second: here, a resource the stack does
+    not make stays unmade, and one of a type moto cannot update is kept as it was, or made if the
+    stack had none (its properties as the update has them). moto's update calls the module-level
+    name."""
+    from moto.cloudformation import parsing
+
+    original = parsing.parse_and_update_resource
+    if getattr(original, "heed_accommodation", False):
+        return
+
+    def parse_and_update_resource(logical_id: str, resource_json: dict[str, Any], resources_map: Any,
+                                  account_id: str, region_name: str) -> Any:
+        condition = resource_json.get("Condition")
+        if condition and not resources_map.lazy_condition_map[condition]:
+            return None
+        model = parsing.resource_class_from_type(resource_json.get("Type", ""))
+        if model is not None and hasattr(model.update_from_cloudformation_json, "__isabstractmethod__"):
+            kept = resources_map._parsed_resources.get(logical_id)
+            if kept is not None:
+                return kept
+            return parsing.parse_and_create_resource(logical_id, resource_json, resources_map,
+                                                     account_id=account_id, region_name=region_name)
+        return original(logical_id, resource_json, resources_map, account_id, region_name)
+
+    parse_and_update_resource.heed_accommodation = True  # type: ignore[attr-defined]
+    parsing.parse_and_update_resource = parse_and_update_resource
+
+
+def _conditional_exports() -> None:
+    """moto lists a stack's exports from every output with an Export, its condition held or not,
+    and resolves each (DescribeStacks does, to name an output's export): an exported output whose
+    condition is false and whose value reads a resource the stack does not make fails the call
+    ("Fn::GetAtt references undefined resource"). CloudFormation has no such output, so no export."""
+    from moto.cloudformation.parsing import Export, OutputMap, clean_json
+
+    if getattr(OutputMap.exports, "heed_accommodation", False):
+        return
+
+    def exports(self: Any) -> list[Any]:
+        conditions = self._resource_map.lazy_condition_map
+        made = []
+        for output in (self._output_json_map or {}).values():
+            if output.get("Export") and (not output.get("Condition") or conditions[output["Condition"]]):
+                name = clean_json(output["Export"].get("Name"), self._resource_map)
+                made.append(Export(self._stack_id, name, clean_json(output.get("Value"), self._resource_map)))
+        return made
+
+    accommodated = property(exports)
+    accommodated.fget.heed_accommodation = True  # type: ignore[attr-defined]
+    OutputMap.exports = accommodated  # type: ignore[method-assign,assignment]
+
+
+def _complete_interfaces() -> None:
+    """moto's AWS::EC2::NetworkInterface reads its security groups from SecurityGroups (the
+    property is GroupSet) and leaves out SourceDestCheck and Tags: the NAT's egress interface came
+    out in the default group, checking source and destination. They are applied as CloudFormation
+    applies them."""
+    from moto.ec2.models.elastic_network_interfaces import NetworkInterface
+
+    original = NetworkInterface.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
+    if getattr(original, "heed_accommodation", False):
+        return
+
+    def create(cls: Any, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str,
+               **kwargs: Any) -> Any:
+        p = cloudformation_json.get("Properties", {})
+        given = {**cloudformation_json, "Properties": {**p, "SecurityGroups": p.get("GroupSet", [])}}
+        eni = original(cls, resource_name, given, account_id, region_name, **kwargs)
+        if "SourceDestCheck" in p:
+            eni.source_dest_check = str(p["SourceDestCheck"]).lower() == "true"
+        eni.add_tags({t["Key"]: t["Value"] for t in p.get("Tags", [])})
+        return eni
+
+    create.heed_accommodation = True  # type: ignore[attr-defined]
+    NetworkInterface.create_from_cloudformation_json = classmethod(create)  # type: ignore[method-assign,assignment]
 
 
 def _intrinsic(value: Any) -> bool:
@@ -142,6 +245,16 @@ def accommodate(template: Mapping[str, Any], stack: str) -> tuple[dict[str, Any]
             # CloudFormation names a FIFO queue without QueueName <stack>-<LogicalId>-<random>.fifo;
             # moto leaves out the .fifo and then refuses its own name ("Queue name must end in .fifo").
             props["QueueName"] = _generated_name(stack, lid, 80 - len(".fifo")) + ".fifo"
+        elif kind == "AWS::Events::Archive":
+            if isinstance(props.get("EventPattern"), dict):
+                # CloudFormation takes an archive's EventPattern as a JSON object; moto's model reads
+                # it as the API's string and fails (TypeError: the JSON object must be str ... not dict).
+                props["EventPattern"] = json.dumps(props["EventPattern"])
+            if "ArchiveName" not in props:
+                # CloudFormation names an archive within EventBridge's 48 characters; moto's name
+                # (<stack>-<LogicalId>-<random>) outgrows it for a stack name of 20 or more, and
+                # moto refuses it ("failed to satisfy constraint: ... length less than or equal to 48").
+                props["ArchiveName"] = _generated_name(stack, lid, 48)
         elif kind == "AWS::KMS::Key" and props.get("Tags"):
             # CloudFormation's AWS::KMS::Key Tags are Key/Value; moto's model reads them as KMS's
             # API spells them (TagKey/TagValue) and fails with KeyError: 'TagKey'.
@@ -197,14 +310,29 @@ def _stack(region: str, name_or_id: str) -> Any:
     return None
 
 
-def after_execute(form: Mapping[str, str], region: str) -> str | None:
-    """Once moto has run CreateStack, UpdateStack or ExecuteChangeSet: the stack's name (None if
-    moto has no such stack), its outputs computed as CloudFormation would have."""
+def after_create_change_set(form: Mapping[str, str], region: str) -> None:
+    """Once moto has made a CREATE change set: its stack sees the region's exports. moto makes the
+    stack of a CREATE change set without them, so its Fn::ImportValue fails ("No export named ...
+    found") where CloudFormation imports (a stack that shares another's egress, EgressStack)."""
     from moto.cloudformation.models import cloudformation_backends
 
+    stack = _stack(region, form.get("StackName", ""))
+    if stack is not None and form.get("ChangeSetType", "UPDATE") == "CREATE":
+        exports = cloudformation_backends[ACCOUNT][region].exports
+        stack.cross_stack_resources = exports
+        stack.resource_map.cross_stack_resources = exports
+
+
+def after_execute(form: Mapping[str, str], region: str) -> str | None:
+    """Once moto has run CreateStack, UpdateStack or ExecuteChangeSet: the stack's name (None if
+    moto has no such stack), its outputs computed as CloudFormation would have, and its exports
+    in the region's list."""
+    from moto.cloudformation.models import cloudformation_backends
+
+    backend = cloudformation_backends[ACCOUNT][region]
     name = form.get("StackName", "")
     if form.get("Action") == "ExecuteChangeSet" and not name:
-        change_set = cloudformation_backends[ACCOUNT][region].change_sets.get(form.get("ChangeSetName", ""))
+        change_set = backend.change_sets.get(form.get("ChangeSetName", ""))
         name = change_set.stack_name if change_set is not None else ""
     stack = _stack(region, name)
     if stack is None:
@@ -212,10 +340,17 @@ def after_execute(form: Mapping[str, str], region: str) -> str | None:
     if form.get("Action") == "ExecuteChangeSet" and isinstance(stack.template, str):
         # moto runs a CREATE change set on a stack it made with an empty template and never parses
         # the new one into the stack: its Outputs stay empty (CloudFormation has them), and SAM then
-        # refuses its own managed stack ("missing Tags and/or Outputs").
+        # refuses its own managed stack ("missing Tags and/or Outputs"). Nor are its exports listed
+        # (a stack that imports them finds none): they are.
         stack._parse_template()
         stack.output_map = stack._create_output_map()
+        _export(stack, backend)
     return str(stack.name)
+
+
+def _export(stack: Any, backend: Any) -> None:
+    for export in stack.exports:  # (those whose condition holds: _conditional_exports)
+        backend.exports[export.name] = export
 
 
 def condition_holds(region: str, stack_name: str, condition: str | None) -> bool:

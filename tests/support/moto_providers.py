@@ -96,7 +96,8 @@ def register() -> dict[str, type]:
 
             ec2 = ec2_backends[account][region]
             instance = ec2.get_instance(p["InstanceId"]) if p.get("InstanceId") else None
-            eip = ec2.associate_address(instance=instance, allocation_id=p.get("AllocationId"),
+            eni = ec2.get_network_interface(p["NetworkInterfaceId"]) if p.get("NetworkInterfaceId") else None
+            eip = ec2.associate_address(instance=instance, eni=eni, allocation_id=p.get("AllocationId"),
                                         address=p.get("EIP"))
             return cls(str(eip.association_id))
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from heed_core import tasks
-from heed_core.crawl import Crawler, TurnResult
+from heed_core.crawl import ROTATE_AT, SLOT_WAIT_S, Crawler, TurnResult
 from heed_core.hoststate import HostView, TokenOut
 from heed_core.kinds import agenda as kind_agenda
 from heed_core.kinds import feed as kind_feed
@@ -227,6 +227,107 @@ def test_common_05_a_second_invocation_is_refused_while_a_request_is_in_flight()
     # THEN the second invocation deferred without a request (two requests never overlap)
     assert [t.action for t in seen] == ["defer"] and seen[0].requests == 0
     assert [e.request.url for e in r.transport.log] == [SITE + "/robots.txt", SITE + "/feed.xml"]
+
+
+# --- AUBE-11: one request at a time over all hosts, held by the store's request slots --------------
+def test_aube_11_another_hosts_turn_waits_while_a_request_is_in_flight_and_writes_nothing() -> None:
+    # GIVEN AubeBot (politeness.max_in_flight 1) and a second fetcher on the same state, woken for
+    # another host, with its work ready, while the first one's feed request is in flight
+    r = rig("aubebot")
+    other = Crawler(r.profile, r.store, r.transport, r.journal, r.results, r.clock, tokens=r.tokens)
+    seen: list[TurnResult] = []
+    calls: list[list[str]] = []
+
+    def meanwhile(req: Any) -> None:
+        if req.url == SITE + "/feed.xml" and not seen:
+            before = len(r.store.calls)
+            seen.append(other.host_turn(TokenIn(OTHER_HOST, "other-token", (r.item(OTHER + "/rss", "feed", "feed"),))))
+            calls.append(r.store.calls[before:])
+
+    r.transport.during = meanwhile
+    r.transport.script(SITE + "/feed.xml", Reply(200, FEED_CT, rss()))
+    r.round(r.source(SITE + "/feed.xml", "feed"))
+    # WHEN the queue is played out
+    r.play()
+    # THEN the other host's turn came back in SLOT_WAIT_S without a request, having written nothing
+    assert [(t.action, t.why, t.delay_s, t.requests) for t in seen] == [("defer", "in_flight_cap", SLOT_WAIT_S, 0)]
+    assert "write_host" not in calls[0] and calls[0].count("take_slot") == 1
+    # AND its work was done once the slot was free: one request after the other, never two at once
+    sent = r.transport.log
+    assert [e.request.url for e in sent[:2]] == [SITE + "/robots.txt", SITE + "/feed.xml"]
+    assert OTHER + "/rss" in [e.request.url for e in sent[2:]]
+    assert all(b.result.t_start >= a.result.t_end for a, b in pairwise(sent))
+    assert r.store.slots == {0: ("", 0.0)}
+
+
+def test_aube_11_the_slot_is_taken_before_the_request_and_freed_at_its_answer() -> None:
+    r = rig("aubebot")
+    held: list[tuple[str, float]] = []
+    r.transport.during = lambda req: held.append(r.store.slots[0])
+    r.transport.script(SITE + "/feed.xml", Reply(200, FEED_CT, rss(), duration=0.5))
+    r.round(r.source(SITE + "/feed.xml", "feed"))
+    r.play()
+    # every request held the one slot, each its own, until the request's deadline and the claim
+    assert len(held) == 2 and all(h and until >= T0 + r.profile.fetch.total_deadline_s for h, until in held)
+    assert held[0][0] != held[1][0]
+    assert r.store.slots == {0: ("", 0.0)}
+    calls = [c for c in r.store.calls if c in ("take_slot", "release_slot")]
+    assert calls == ["take_slot", "release_slot"] * 2
+
+
+def test_aube_11_a_slot_held_by_a_dead_fetcher_frees_itself_at_its_deadline() -> None:
+    # GIVEN a slot held by a fetcher that died mid-request, until T0 + 60
+    r = rig("aubebot")
+    assert r.store.take_slot(1, "dead", T0 + 60, T0) == 0
+    r.transport.script(SITE + "/feed.xml", Reply(200, FEED_CT, rss()))
+    r.round(r.source(SITE + "/feed.xml", "feed"))
+    # WHEN the queue is played out
+    r.play()
+    # THEN nothing was asked before its deadline, and the host's work was done after it
+    assert [e.request.url for e in r.transport.log] == [SITE + "/robots.txt", SITE + "/feed.xml"]
+    assert r.transport.log[0].result.t_start >= T0 + 60
+    assert {t.why for _, t, _ in r.turns if t.action == "defer"} >= {"in_flight_cap"}
+
+
+def test_aube_11_a_token_that_waited_for_a_slot_rotate_at_times_is_replaced_not_sent_to_the_dlq() -> None:
+    # GIVEN the slot held elsewhere, and a host's token received for the ROTATE_AT-th time
+    r = rig("aubebot")
+    assert r.store.take_slot(1, "busy", T0 + 60, T0) == 0
+    work = r.item(SITE + "/feed.xml", "feed", "feed")
+    # WHEN its turn finds no slot
+    turn = r.crawler.host_turn(TokenIn(HOST, "tired", (work,), receives=ROTATE_AT))
+    # THEN it is done (acknowledged), its work kept on the host and a fresh token for the host left
+    assert (turn.action, turn.why, turn.requests) == ("ack", "in_flight_cap", 0)
+    assert turn.pending is not None and [t.host for t in turn.pending.outbox.tokens] == [HOST]
+    assert [i.url for i in r.store.view(HOST).frontier] == [SITE + "/feed.xml"]
+    assert r.transport.log == []
+
+
+def test_aube_11_a_release_lost_to_a_busy_table_costs_the_answer_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from heed_core.errors import TransientError
+
+    r = rig("aubebot")
+
+    def busy(slot: int, holder: str) -> None:
+        raise TransientError("ProvisionedThroughputExceededException")
+
+    monkeypatch.setattr(r.store, "release_slot", busy)
+    r.transport.script(SITE + "/feed.xml", Reply(200, FEED_CT, rss()))
+    r.round(r.source(SITE + "/feed.xml", "feed"))
+    # WHEN the slot cannot be freed after robots.txt THEN the answer is committed all the same, and
+    # the next request waits for the slot's deadline (never sooner than the gap)
+    r.play()
+    assert [e.request.url for e in r.transport.log] == [SITE + "/robots.txt", SITE + "/feed.xml"]
+    robots, feed = r.transport.log
+    assert feed.result.t_start >= robots.result.t_start + r.profile.fetch.total_deadline_s
+
+
+def test_aube_11_a_bot_without_a_cap_takes_no_slot() -> None:
+    r = rig("springstudiobot")
+    r.transport.script(SITE + "/", plain_reply("page"))
+    r.round(r.source(SITE + "/", "page"))
+    r.play()
+    assert len(r.transport.log) >= 2 and "take_slot" not in r.store.calls
 
 
 # --- AUBE-04 / SUBSIDIE-07 / SPRING-08: Crawl-delay raises the gap up to the bot's cap ----------------

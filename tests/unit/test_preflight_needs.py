@@ -15,19 +15,30 @@ from tests.support.project import ROOT
 TEMPLATE = load_template(ROOT / "template.yaml")
 
 
+# What a stack runs at once: the fetcher's event source mapping's MaximumConcurrency, the tick.
+RUNS = {"SchedulerFunction": 1, "FetcherFunction": 5}
+
+
 @pytest.mark.parametrize(("parameters", "expected"), [
-    # AubeBot as samconfig deploys it: its fetcher's reserved 1 (AUBE-11), the scheduler's 1
-    ({"FetcherReservedConcurrency": "1"},
-     Needs({"SchedulerFunction": 1, "FetcherFunction": 1}, vpcs=1, internet_gateways=1, elastic_ips=1)),
-    ({"FetcherReservedConcurrency": "0", "EgressMode": "nat-gateway"},
-     Needs({"SchedulerFunction": 1}, vpcs=1, internet_gateways=1, elastic_ips=1)),
-    ({"EgressMode": "none"}, Needs({"SchedulerFunction": 1})),
+    # AubeBot as samconfig deploys it: nothing reserved; two fetchers at once (AUBE-11 is the slot)
+    ({"FetcherMaximumConcurrency": "2"},
+     Needs({}, {"SchedulerFunction": 1, "FetcherFunction": 2}, vpcs=1, internet_gateways=1, elastic_ips=1)),
+    # an older samconfig.toml's reservation is still counted
+    ({"FetcherReservedConcurrency": "1", "EgressMode": "nat-gateway"},
+     Needs({"FetcherFunction": 1}, RUNS, vpcs=1, internet_gateways=1, elastic_ips=1)),
+    ({"EgressMode": "none"}, Needs({}, RUNS)),
     # an address of one's own: the stack allocates none
-    ({"EgressAllocationId": "eipalloc-0123456789abcdef0"},
-     Needs({"SchedulerFunction": 1}, vpcs=1, internet_gateways=1)),
-    ({"EgressMode": "none", "PublishInfoPage": "function-url"}, Needs({"SchedulerFunction": 1, "InfoPageFunction": 2})),
-    ({"EgressMode": "none", "PublishInfoPage": "cloudfront"},
-     Needs({"SchedulerFunction": 1}, cloudfront_distributions=1)),
+    ({"EgressAllocationId": "eipalloc-0123456789abcdef0"}, Needs({}, RUNS, vpcs=1, internet_gateways=1)),
+    ({"EgressMode": "none", "PublishInfoPage": "function-url"}, Needs({}, {**RUNS, "InfoPageFunction": 1})),
+    ({"EgressMode": "none", "PublishInfoPage": "cloudfront"}, Needs({}, RUNS, cloudfront_distributions=1)),
+    # a stack that shares another's egress creates nothing network-side, in either NAT mode
+    ({"EgressStack": "heed-wannadobot"}, Needs({}, RUNS, egress_stack="heed-wannadobot")),
+    ({"EgressStack": "heed-wannadobot", "EgressMode": "nat-gateway"}, Needs({}, RUNS, egress_stack="heed-wannadobot")),
+    # and a dev stack without egress shares none
+    ({"EgressStack": "heed-wannadobot", "EgressMode": "none"}, Needs({}, RUNS)),
+    ({"EgressMode": "none", "ResultsWebhookUrl": "https://example.org/hook",
+      "ResultsWebhookSecretArn": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:hook"},
+     Needs({}, {**RUNS, "DelivererFunction": 1})),
 ])
 def test_what_the_stack_takes_is_read_from_the_template_under_its_parameters(
         parameters: dict[str, str], expected: Needs) -> None:
@@ -40,7 +51,7 @@ def test_a_stack_that_exists_creates_again_none_of_what_it_has() -> None:
     # GIVEN a stack that has its VPC and gateway already
     existing = {"Vpc": "vpc-1", "InternetGateway": "igw-1"}
     # THEN only its Elastic IP is new (its functions' reservations are read from Lambda)
-    assert needs(TEMPLATE, {}, existing) == Needs({"SchedulerFunction": 1}, elastic_ips=1)
+    assert needs(TEMPLATE, {}, existing) == Needs({}, RUNS, elastic_ips=1)
 
 
 class _Denied:

@@ -38,16 +38,31 @@ def test_one_deploy_environment_per_built_in_bot() -> None:
     assert set(config) == {"version", "default", *BUILTIN_BOTS}
 
 
-def test_aube_11_aubebot_fetcher_runs_one_at_a_time() -> None:
-    # AUBE-11: one request at a time over all hosts -> one fetcher at a time.
+def test_aube_11_aubebot_reserves_nothing_and_runs_two_fetchers_at_once() -> None:
+    # AUBE-11: one request at a time over all hosts is the state table's request slot, not a
+    # reserved concurrency of 1; its event source mapping runs two fetchers (its minimum): one
+    # fetching, one ready for the slot when it is freed.
     assert load_profile("aubebot").get("politeness.max_in_flight") == 1
-    assert _overrides("aubebot")["FetcherReservedConcurrency"] == "1"
+    assert "FetcherReservedConcurrency" not in _overrides("aubebot")
+    assert _overrides("aubebot")["FetcherMaximumConcurrency"] == "2"
 
 
-def test_bots_without_max_in_flight_get_no_reserved_concurrency() -> None:
+def test_no_bot_reserves_concurrency_and_each_runs_at_most_five_fetchers() -> None:
     for bot in BUILTIN_BOTS:
+        assert "FetcherReservedConcurrency" not in _overrides(bot), bot
         if load_profile(bot).get("politeness.max_in_flight") is None:
-            assert _overrides(bot)["FetcherReservedConcurrency"] == "0", bot
+            assert _overrides(bot)["FetcherMaximumConcurrency"] == "5", bot
+
+
+def test_an_older_files_reserved_concurrency_is_dropped_when_written_again(tmp_path: Path) -> None:
+    # GIVEN a samconfig.toml written before the request slots: AubeBot's fetcher reserved 1
+    path = tmp_path / "samconfig.toml"
+    path.write_text(render_samconfig().replace("FetcherBatchSize=1", "FetcherReservedConcurrency=1 FetcherBatchSize=1"),
+                    encoding="utf-8")
+    assert "FetcherReservedConcurrency=1" in path.read_text(encoding="utf-8")
+    # WHEN it is written again THEN the reservation is gone (a retired parameter, not the operator's)
+    assert main(["--write", "--path", str(path)]) == 0
+    assert "FetcherReservedConcurrency" not in path.read_text(encoding="utf-8")
 
 
 def test_wannado_02_reverse_dns_name_comes_from_the_profile() -> None:
@@ -62,10 +77,10 @@ def test_deploy_env_reads_a_custom_profile() -> None:
                                  "politeness": {"max_in_flight": 3},
                                  "egress": {"reverse_dns": "crawler.example.org"}})
     env = deploy_env(profile)
-    # (3 at once, each up to 30 s, in 60 s: 3 records a batch)
+    # (3 at once, each up to 30 s, in 60 s: 3 records a batch; 3 fetchers holding the slots and one ready)
     # (the alarms reach its contact; its rounds every 15 minutes: the heartbeat's hour)
     assert env.parameter_overrides() == (f"BotName=mybot ProfileSha256={content_hash(profile)} "
-                                         "FetcherReservedConcurrency=3 FetcherBatchSize=3 "
+                                         "FetcherBatchSize=3 FetcherMaximumConcurrency=4 "
                                          "AlarmEmail=robot@aube.news HeartbeatHours=1 "
                                          "ReverseDnsName=crawler.example.org")
 
@@ -88,10 +103,9 @@ def test_the_alarms_reach_the_operator_or_the_contact_and_the_heartbeat_follows_
 def test_check_fails_on_a_stale_file_and_passes_after_write(tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "samconfig.toml"
-    path.write_text(render_samconfig().replace("FetcherReservedConcurrency=1", "FetcherReservedConcurrency=4"),
-                    encoding="utf-8")
+    path.write_text(render_samconfig().replace("FetcherBatchSize=1", "FetcherBatchSize=4"), encoding="utf-8")
     assert main(["--check", "--path", str(path)]) == 1
-    assert "FetcherReservedConcurrency=4" in capsys.readouterr().err
+    assert "FetcherBatchSize=4" in capsys.readouterr().err
     assert main(["--write", "--path", str(path)]) == 0
     assert main(["--check", "--path", str(path)]) == 0
 

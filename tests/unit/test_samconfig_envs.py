@@ -38,8 +38,8 @@ def test_a_bot_of_its_own_gets_an_environment_recorded_with_its_profile(config: 
     params = _env(config, "ownbot")
     sha = content_hash(load_profile(str(config.parent / "bots" / "ownbot.yaml")))
     assert (params["stack_name"], params["s3_prefix"], params["region"]) == ("own-prod", "own-prod", "eu-north-1")
-    assert params["parameter_overrides"] == (f"BotName=ownbot ProfileSha256={sha} FetcherReservedConcurrency=1 "
-                                             "FetcherBatchSize=1 AlarmEmail=bot@own.example HeartbeatHours=1")
+    assert params["parameter_overrides"] == (f"BotName=ownbot ProfileSha256={sha} FetcherBatchSize=1 "
+                                             "FetcherMaximumConcurrency=2 AlarmEmail=bot@own.example HeartbeatHours=1")
     assert set(tomllib.loads(text)) == {"version", "default", *BUILTIN_BOTS, "ownbot"}
     # AND the five stay what the profiles give
     for bot in BUILTIN_BOTS:
@@ -50,7 +50,7 @@ def test_a_bot_of_its_own_gets_an_environment_recorded_with_its_profile(config: 
     profile.write_text(json.dumps({**own_identity("aubebot"), "politeness": {"max_in_flight": 2}}), encoding="utf-8")
     assert main(["--check", "--path", str(config)]) == 1
     assert main(["--write", "--path", str(config)]) == 0
-    assert "FetcherReservedConcurrency=2" in _env(config, "ownbot")["parameter_overrides"]
+    assert "FetcherBatchSize=2" in _env(config, "ownbot")["parameter_overrides"]
     assert _env(config, "ownbot")["stack_name"] == "own-prod"
 
 
@@ -58,19 +58,22 @@ def test_the_operators_choices_are_kept_and_the_profiles_parameters_written_agai
     # GIVEN an operator who chose AubeBot's stack name, region, AWS profile and alarm e-mail by hand
     text = config.read_text(encoding="utf-8").replace('stack_name = "heed-aubebot"\n', (
         'stack_name = "aube"\nregion = "eu-south-1"\nprofile = "aube-ops"\n')).replace(
-        "FetcherReservedConcurrency=1", "FetcherReservedConcurrency=7").replace(
-        "AlarmEmail=robot@aube.news", "AlarmEmail=ops@aube.news")
+        "FetcherBatchSize=1", "FetcherBatchSize=7").replace(
+        "AlarmEmail=robot@aube.news", "AlarmEmail=ops@aube.news").replace(
+        "FetcherMaximumConcurrency=2", "FetcherMaximumConcurrency=3")
     config.write_text(text, encoding="utf-8")
     # WHEN the file is written again from the profiles
     assert main(["--write", "--path", str(config)]) == 0
-    # THEN the profile's number is back, the operator's choices are kept
+    # THEN the profile's number is back, the operator's choices are kept (the fetchers at once too:
+    # the account's concurrency is the operator's to spend)
     params = _env(config, "aubebot")
     assert (params["stack_name"], params["region"], params["profile"]) == ("aube", "eu-south-1", "aube-ops")
     assert params["parameter_overrides"] == (f"BotName=aubebot ProfileSha256={content_hash(load_profile('aubebot'))} "
-                                             "FetcherReservedConcurrency=1 FetcherBatchSize=1 AlarmEmail=ops@aube.news "
+                                             "FetcherBatchSize=1 FetcherMaximumConcurrency=3 AlarmEmail=ops@aube.news "
                                              "HeartbeatHours=1")
     assert main(["--check", "--path", str(config)]) == 0
-    assert read_envs(config.read_text())["aubebot"].parameters == (("AlarmEmail", "ops@aube.news"),)
+    assert read_envs(config.read_text())["aubebot"].parameters == (("FetcherMaximumConcurrency", "3"),
+                                                                   ("AlarmEmail", "ops@aube.news"))
 
 
 def test_guided_answers_replace_the_operators_parameters_and_empty_takes_one_out(config: Path) -> None:

@@ -158,6 +158,36 @@ class TestHostStoreContract:
     def test_take_quota_with_limit_zero_refuses(self, store: HostStore) -> None:
         assert store.take_quota("agenda#x#r", "w1", 1, 0, T0 + 60) == 0
 
+    # --- AUBE-11: requests in flight over all hosts, as slots ----------------------------------------
+    def test_aube_11_one_slot_is_one_holders_until_it_is_released(self, store: HostStore) -> None:
+        # GIVEN one slot (max_in_flight 1), taken by a request to a.example
+        assert store.take_slot(1, "req-a", T0 + 60, T0) == 0
+        # WHEN a request to b.example asks while it is held, THEN it gets none
+        assert store.take_slot(1, "req-b", T0 + 61, T0 + 1) is None
+        # AND the holder asking again holds the same slot (a take repeated is no second slot)
+        assert store.take_slot(1, "req-a", T0 + 62, T0 + 2) == 0
+        # WHEN another holder releases it, nothing changes; WHEN its holder does, THEN it is free
+        store.release_slot(0, "req-b")
+        assert store.take_slot(1, "req-b", T0 + 63, T0 + 3) is None
+        store.release_slot(0, "req-a")
+        assert store.take_slot(1, "req-b", T0 + 64, T0 + 4) == 0
+
+    def test_aube_11_a_slot_whose_holder_died_is_free_once_its_deadline_passed(self, store: HostStore) -> None:
+        # GIVEN a slot held until T0 + 60 by a request whose process died (never released)
+        assert store.take_slot(1, "dead", T0 + 60, T0) == 0
+        # THEN it is held up to its deadline, and free from then on
+        assert store.take_slot(1, "next", T0 + 119, T0 + 59) is None
+        assert store.take_slot(1, "next", T0 + 120, T0 + 60) == 0
+        # AND the dead holder's late release takes nothing from the new one
+        store.release_slot(0, "dead")
+        assert store.take_slot(1, "third", T0 + 121, T0 + 61) is None
+
+    def test_aube_11_n_slots_hold_n_requests_at_once_over_all_hosts(self, store: HostStore) -> None:
+        taken = [store.take_slot(3, f"req-{i}", T0 + 60, T0) for i in range(4)]
+        assert sorted(t for t in taken if t is not None) == [0, 1, 2] and taken.count(None) == 1
+        store.release_slot(taken[0], "req-0")  # type: ignore[arg-type]
+        assert store.take_slot(3, "req-4", T0 + 60, T0 + 1) == taken[0]
+
     # --- sources ------------------------------------------------------------------------------------
     def test_source_pages_walk_every_source_once_in_id_order_and_a_chunk_reads_again(self, store: HostStore) -> None:
         # GIVEN 7 sources, some with a read-state (its own item in DynamoDB, right after the source)

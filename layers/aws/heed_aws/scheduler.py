@@ -101,6 +101,8 @@ def chunk_size(left_s: float, per_source_s: float | None) -> int:
     room = left_s - RESERVE_S
     if per_source_s is None:
         return FIRST_CHUNK if room > 0 else 0
+    if math.isinf(room):  # no deadline (a tick run outside Lambda): the largest chunk
+        return MAX_CHUNK
     fits = math.floor(room * _SAFETY / max(per_source_s, 1e-6))
     return 0 if fits < MIN_CHUNK else min(MAX_CHUNK, fits)
 

@@ -15,6 +15,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from heed_core.hoststate import DrainMark, Outbox, encode_blob
+from heed_core.urls import short_hash
 from heed_core.work import Source, UrlRecord
 
 from heed_aws.table import (
@@ -105,6 +106,28 @@ class DynamoStore(Table):
             except BotoCoreError as exc:
                 raise translate(exc, f"quota {key}") from exc
         return 0
+
+    def take_slot(self, slots: int, holder: str, until: float, now: float) -> int | None:
+        """``INFLIGHT`` / ``<n>``: one conditional put per slot tried, first the one the holder's
+        name points at (holders spread over the slots), and it wins only where the slot is free,
+        expired or its own."""
+        first = int(short_hash(holder), 16) % slots if slots > 1 else 0
+        for i in range(slots):
+            n = (first + i) % slots
+            if self._if("put_item", f"slot {n}", TableName=self.table, Item={
+                    "pk": _s("INFLIGHT"), "sk": _s(str(n)), "holder": _s(holder), "until": _n(float(until)),
+                    "ttl": _n(int(until) + 86400)},
+                    ConditionExpression="attribute_not_exists(pk) OR #until <= :now OR holder = :h",
+                    ExpressionAttributeNames={"#until": "until"},
+                    ExpressionAttributeValues={":now": _n(float(now)), ":h": _s(holder)}):
+                return n
+        return None
+
+    def release_slot(self, slot: int, holder: str) -> None:
+        self._if("put_item", f"slot {slot}", TableName=self.table, Item={
+            "pk": _s("INFLIGHT"), "sk": _s(str(slot)), "holder": _s(""), "until": _n(0.0),
+            "ttl": _n(int(time.time()) + 86400)},
+            ConditionExpression="holder = :h", ExpressionAttributeValues={":h": _s(holder)})
 
     def write_drained(self, records: Sequence[UrlRecord], marks: Sequence[tuple[str, DrainMark]],
                       reads: Sequence[tuple[str, Mapping[str, Any]]] = ()) -> None:

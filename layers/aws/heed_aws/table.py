@@ -9,7 +9,7 @@ Key layout (see README, "One table"):
   left (last read, the feed items reported), put by the drain in its batch; ``QUOTA#<key>`` /
   ``N``: counters shared by all hosts; ``BLOCKS`` / ``ALL``: the operator block list, one
   attribute per domain (its reason), read with every host, and ``@<domain>``: when it was
-  blocked; ``META`` / ``<key>``.
+  blocked; ``META`` / ``<key>``; ``INFLIGHT`` / ``<n>``: AUBE-11's request slots (holder, until).
 - ``DOMAIN#<registrable domain>`` / ``HOSTS``: the index of a domain's hosts (a string set of
   authorities, added to when a host's item is first written), so that everything stored from a
   domain is found by key (COMMON-08, SUBSIDIE-13: ``heed purge``).

@@ -51,6 +51,7 @@ ROTATE_AT = 40  # receives of one token before it is replaced (the queue's maxRe
 HOST_ITEM_TTL_S = 30 * 86400.0
 COMMIT_TRIES = 3  # a commit after a request is tried this often (AWS's backoff between) before the turn gives up
 DRAIN_RECHECK_S = 1.0  # a token that finds another turn's outbox still leaving looks again this soon
+SLOT_WAIT_S = 1.0  # a turn that finds every request slot held (AUBE-11) comes back this soon (SQS: whole seconds)
 
 
 class CommitFailed(TransientError):
@@ -128,7 +129,11 @@ class Crawler:
 
     Guarantees (COMMON-05): a request is made only while this token holds the host's lease (a
     conditional write), only once the host's gap has passed on ``clock``, and every write after it
-    carries the gap it began, counted from its end; a commit that cannot land raises
+    carries the gap it began, counted from its end. A bot that caps its requests in flight over
+    all hosts (``politeness.max_in_flight``, AUBE-11) makes one only while it holds one of the
+    store's request slots, taken right before and freed right after its answer (a conditional
+    write each; a turn that finds none held free comes back in ``SLOT_WAIT_S``, never sleeps).
+    A commit that cannot land raises
     ``CommitFailed`` with that gap's end. Raises ``TransientError`` when the store is busy (the
     token comes back; nothing was half-committed) and ``ServiceFault`` when a service refuses
     for good (nothing is charged to the work)."""
@@ -186,20 +191,64 @@ class Crawler:
         if given_up is not None:
             give_up_request(self.p, plan, now, *given_up)
             return self._commit_without_request(token, view, plan, now)
-        version = view.version
-        if view.owner != token.owner or view.lease_until < now + self.lease_s / 2:
-            # COMMON-05: claim the host before the request (one conditional write); a token
-            # that holds it already (its lease renewed by every commit) needs no claim.
-            self._put_aux(host, plan.aux)
-            claimed = self._write(host, version, plan.view, token.owner, now + self.lease_s, None, now)
-            if claimed is None:
-                return TurnResult("defer", delay_s=1.0, why="lease_taken", took_also=False)
-            version = claimed
-            # What the claim wrote is settled: its skips are journaled now, once.
-            self._journal_skips(plan.skips, now)
-            plan.skips, plan.aux = [], []
-        result = self._fetch(plan)
+        # AUBE-11: a slot of the requests in flight over all hosts, before anything is written (a
+        # turn that gets none has changed nothing: it comes back and plans again).
+        slot = self._take_slot(token, plan, now)
+        if slot is None:
+            return self._wait_for_slot(token, view, plan, now)
+        try:
+            version = view.version
+            if view.owner != token.owner or view.lease_until < now + self.lease_s / 2:
+                # COMMON-05: claim the host before the request (one conditional write); a token
+                # that holds it already (its lease renewed by every commit) needs no claim.
+                self._put_aux(host, plan.aux)
+                claimed = self._write(host, version, plan.view, token.owner, now + self.lease_s, None, now)
+                if claimed is None:
+                    return TurnResult("defer", delay_s=1.0, why="lease_taken", took_also=False)
+                version = claimed
+                # What the claim wrote is settled: its skips are journaled now, once.
+                self._journal_skips(plan.skips, now)
+                plan.skips, plan.aux = [], []
+            result = self._fetch(plan)
+        finally:
+            # Right after the answer (or a turn that never asked): the next request may leave.
+            self._release_slot(slot)
         return self._settle_and_commit(token, plan, version, result)
+
+    # --- AUBE-11: requests in flight over all hosts ------------------------------------------
+    def _take_slot(self, token: TokenIn, plan: Plan, now: float) -> tuple[int, str] | None:
+        """(slot, holder) of the slot this request holds; (-1, "") for a bot without a cap; None
+        when every slot is held. A slot is held for the request's whole deadline and the claim
+        before it (``lease_s``): a holder that dies frees it then, whatever the clocks say."""
+        cap = self.p.politeness.max_in_flight
+        if not cap:
+            return -1, ""
+        assert plan.request is not None
+        holder = short_hash(token.owner, plan.request.url, repr(now))
+        slot = self.store.take_slot(int(cap), holder, now + self.lease_s + self.p.politeness.clock_skew_margin_s,
+                                    now)
+        return None if slot is None else (slot, holder)
+
+    def _release_slot(self, slot: tuple[int, str]) -> None:
+        if slot[0] < 0:
+            return
+        try:
+            self.store.release_slot(*slot)
+        except TransientError:
+            # The slot frees itself at its deadline: a release lost to a busy table holds the next
+            # request back a while, and must not cost this answer's commit (the gap it carries).
+            pass
+
+    def _wait_for_slot(self, token: TokenIn, view: HostView, plan: Plan, now: float) -> TurnResult:
+        """Every slot is held: the turn comes back in ``SLOT_WAIT_S`` (no sleep: a Lambda never
+        sleeps to be polite), having written nothing. A token that came back ``ROTATE_AT`` times
+        is replaced instead (its receive count is what sends poison to the DLQ): the plan's state
+        and effects are committed with a fresh token for the host, and this one is done."""
+        if token.receives < ROTATE_AT:
+            return TurnResult("defer", delay_s=SLOT_WAIT_S, why="in_flight_cap", took_also=False)
+        fresh = TokenOut(token.host, short_hash(token.tok, "rotate", str(view.version)))
+        plan = replace(plan, wait=None, why="in_flight_cap", tokens=[*plan.tokens, fresh])
+        return self._commit_without_request(token, view, plan, now)
 
     # --- no request --------------------------------------------------------------------------
     def _commit_without_request(self, token: TokenIn, view: HostView, plan: Plan, now: float) -> TurnResult:

@@ -4,7 +4,9 @@ request and skip log). Each engine implements them below the core (``heed_aws``,
 
 A host turn costs the store at most three calls: ``read_host`` (one read of everything about the
 host), ``write_host`` (one conditional write: the lease and the commit in one), and, batched over
-every turn of an invocation, ``write_drained`` (the URL records and the drain marks)."""
+every turn of an invocation, ``write_drained`` (the URL records and the drain marks). A bot that
+caps its requests in flight over all hosts (AUBE-11) adds two around each request: ``take_slot``
+and ``release_slot``."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -57,6 +59,20 @@ class HostStore(Protocol):
     def take_quota(self, key: str, taker: str, want: int, limit: int, expires_at: float) -> int:
         """Take up to ``want`` from a counter shared by all hosts (AUBE-10's total), never past
         ``limit``. Idempotent per ``taker``: taking again returns what that taker holds."""
+        ...
+
+    def take_slot(self, slots: int, holder: str, until: float, now: float) -> int | None:
+        """AUBE-11: one of ``slots`` request slots shared by every host (the profile's
+        ``politeness.max_in_flight``), taken for ``holder`` right before its request leaves and
+        held until ``until`` (the request's whole deadline: a holder that dies frees its slot by
+        then). One conditional write per slot tried; the slot's number, or None when every slot
+        is held by another holder until after ``now``. Taking again as the same holder returns
+        the slot it holds."""
+        ...
+
+    def release_slot(self, slot: int, holder: str) -> None:
+        """Free ``slot`` once ``holder``'s request has its answer. A slot that is no longer
+        ``holder``'s (it expired and another took it) is left as it is."""
         ...
 
     def write_drained(self, records: Sequence[UrlRecord], marks: Sequence[tuple[str, DrainMark]],

@@ -133,7 +133,7 @@ class Stack:
         try:
             texts, stored = self.bucket_texts(), self.stored_text()
             self.run.out.close({"bot": self.profile.name, "rounds": self.run.rounds,
-                                "invocations": self.run.invocations})
+                                "invocations": self.run.invocations, "fetchers_at_once": self.run.most_at_once})
         finally:
             self.close()
         d = self.out_dir

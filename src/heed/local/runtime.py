@@ -273,10 +273,13 @@ class LocalRun:
         # How long to wait in real time for deferred work before ending a round: every gap a
         # round needs (delays, Crawl-delay up to the cap, round spacing) fits in it.
         self.patience_s = patience_s if patience_s is not None else patience(p.politeness)
-        # Lambda runs fetcher invocations side by side, up to the reserved concurrency
-        # (AUBE-11: AubeBot's 1 means one request at a time over all hosts).
-        limit = p.politeness.max_in_flight
-        self.concurrency = max(1, concurrency or int(limit or 4))
+        # Lambda's event source mapping runs fetcher invocations side by side, up to its
+        # MaximumConcurrency (at least 2; samconfig's FetcherMaximumConcurrency for this profile).
+        # AUBE-11's one request at a time is not this: it is the store's request slots.
+        from heed.samconfig import fetcher_max_concurrency
+
+        self.concurrency = max(2, concurrency or fetcher_max_concurrency(p))
+        self.most_at_once = 0  # the most fetcher invocations that ran at once
         self.clock = SimClock(start)
         self.rounds = 0
         self.invocations = 0
@@ -367,6 +370,7 @@ class LocalRun:
             summary = {"bot": self.profile.name, "engine": "aws", "start": iso(self.start), "until": iso(self.until),
                        "rounds": self.rounds, "invocations": self.invocations,
                        "fetcher_billed_s": round(self.billed_s, 3), "max_receive_count": self.max_receive_count,
+                       "fetchers_at_once": self.most_at_once,
                        "deferred_at_end": left, "wall_time_s": round(time.monotonic() - wall0, 3)}
         finally:
             self._stop_aws()
@@ -459,13 +463,9 @@ class LocalRun:
                         lock.wait(0.01)
                     continue
                 if msgs:
-                    if self.concurrency == 1:
+                    with lock:
                         busy += 1
-                        work(msgs)
-                    else:
-                        with lock:
-                            busy += 1
-                        threading.Thread(target=work, args=(msgs,), daemon=True).start()
+                    threading.Thread(target=work, args=(msgs,), daemon=True).start()
                     with lock:
                         self.watch.hint += 1  # other groups may have tokens too
                     continue
@@ -549,6 +549,7 @@ class LocalRun:
         self._local.function = "FetcherFunction"
         with self._stats_lock:
             self._fetchers += 1
+            self.most_at_once = max(self.most_at_once, self._fetchers)
         try:
             resp = self.fetcher({"Records": records}, LambdaContext("FetcherFunction",
                                                                      timeout_s=self.res.fetcher_timeout_s))
