@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from heed_core import admit as admission
-from heed_core import politeness
+from heed_core import kinds, politeness
 from heed_core.drain import Pending, drain
 from heed_core.errors import ServiceFault, TransientError
 from heed_core.extract.events import Event
@@ -151,9 +151,8 @@ class Crawler:
         self.render = render
         self.extractor = extractor
         self.lease_s = profile.fetch.total_deadline_s + 30.0
-        follow = profile.feed.article_followup
-        respect = follow is not None and follow.respect_tdmrep
-        self.aux = ("robots", "tdmrep") if respect else ("robots",)
+        # PRAHA-03: a host's tdmrep.json is read with its state only where a kind of the bot needs it.
+        self.aux = ("robots", "tdmrep") if kinds.reads_tdmrep(profile) else ("robots",)
 
     # --- the turn -------------------------------------------------------------------------
     def host_turn(self, token: TokenIn, snapshot: HostRecord | None = None) -> TurnResult:
