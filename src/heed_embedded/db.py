@@ -220,8 +220,10 @@ class Database:
                 # A new database: pages that retention frees go back to the file system (PRAGMA
                 # incremental_vacuum after each prune), which only a database made so can do
                 # without a VACUUM; set before anything is written, WAL's first page included.
-                # (On a database with tables already this changes nothing.)
-                c.execute("PRAGMA auto_vacuum=INCREMENTAL")
+                # Only there: on a database with tables the pragma would still write its header, one
+                # more write for every connection a thread opens.
+                if c.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
+                    c.execute("PRAGMA auto_vacuum=INCREMENTAL")
                 c.execute("PRAGMA journal_mode=WAL")
                 # Commits never wait for the disk under the write lock: a durable one waits after
                 # it, in ``_GroupSync`` (``synchronous=FULL``'s one wait, shared by the commits
