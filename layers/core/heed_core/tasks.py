@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from heed_core import usage
+from heed_core.desk.proof import proof_digest
 from heed_core.envelope import found_at
 from heed_core.extract import events as ev
 from heed_core.extract import feeds, pages, paywall, signals, site_check, sitemaps, subsidy, tdmrep
@@ -556,8 +557,14 @@ def may_bring(profile: Profile, item: WorkItem) -> int:
     return 0
 
 
+def _proof(inp: TaskInput) -> TaskOutput:
+    """A site owner's proof file (the desk): nothing is kept but its digest, in the URL's record,
+    which the desk compares with the token it gave (heed_core.desk.proof)."""
+    return TaskOutput(url_fields={"content_hash": proof_digest(inp.result.body)})
+
+
 _HANDLERS = {"feed": _feed, "article": _article, "page": _page, "sitemap": _sitemap,
-             "agenda": _agenda, "subsidy": _subsidy, "homepage": _homepage}
+             "agenda": _agenda, "subsidy": _subsidy, "homepage": _homepage, "proof": _proof}
 
 
 def handle_success(inp: TaskInput) -> TaskOutput:

@@ -14,7 +14,9 @@ from heed_core.urls import authority, short_hash
 
 # What a source is (its kind: the task its rounds run) and what one request is for.
 TaskKind = Literal["feed", "page", "sitemap", "site_check", "subsidy", "agenda"]
-Purpose = Literal["robots", "feed", "page", "sitemap", "article", "homepage", "icon", "agenda", "subsidy", "tdmrep"]
+# "proof": a site owner's proof of control, the desk's file at /.well-known/ (heed_core.desk.proof).
+Purpose = Literal["robots", "feed", "page", "sitemap", "article", "homepage", "icon", "agenda", "subsidy", "tdmrep",
+                  "proof"]
 TASK_KINDS: tuple[TaskKind, ...] = get_args(TaskKind)
 PURPOSES: tuple[Purpose, ...] = get_args(Purpose)
 
