@@ -131,14 +131,15 @@ def judge_http(token: ProofToken, claimant: str, record: UrlRecord | None, skipp
         return gate
     if token.state != "asked":
         return ProofOutcome("waiting", "not_asked")
-    if record is not None and record.last_fetched is not None and record.last_fetched >= token.asked_at:
-        if record.last_status != 200:
-            return ProofOutcome("failed", "status", record.last_status)
+    fresh = record is not None and record.last_fetched is not None and record.last_fetched >= token.asked_at
+    if fresh and record is not None and record.last_status == 200:
         if record.content_hash != token.tid:
             return ProofOutcome("failed", "content", 200)
         return ProofOutcome("proven", "file", 200)
-    if skipped:
+    if skipped:  # why no answer came (robots.txt, a private address, a block): said before "no answer"
         return ProofOutcome("failed", skipped)
+    if fresh and record is not None:
+        return ProofOutcome("failed", "status", record.last_status)
     return ProofOutcome("waiting", "queued")
 
 
