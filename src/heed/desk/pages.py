@@ -169,7 +169,7 @@ def home(profile: Profile, w: Words, csrf: str, *, dns: bool, problem: Markup | 
     body: list[Markup] = []
     if problem is not None:
         body.append(notice(problem, "problem"))
-    body += [Markup('<section id="lines" aria-labelledby="lines-h">'), tag("h2", w("h_lines"), id="lines-h"),
+    body += [Markup('<section id="ask" aria-labelledby="ask-h">'), tag("h2", w("h_lines"), id="ask-h"),
              tag("p", w("lines_intro"))]
     if lines is not None:
         body.append(lines)
@@ -314,7 +314,7 @@ def _explain(w: Words, x: Mapping[str, Any] | None, url: str) -> Markup:
     return tag("div", join(out), class_="note", id="explained")
 
 
-def site(profile: Profile, w: Words, csrf: str, shown: str, rows: Sequence[Mapping[str, Any]],
+def site(profile: Profile, w: Words, csrf: str, shown: str, name: str, rows: Sequence[Mapping[str, Any]],
          kept: Mapping[str, int], limit: int, gaps: Sequence[int], *, done: Markup | None = None,
          problem: Markup | None = None, explained: Markup | None = None, url: str = "") -> str:
     body: list[Markup] = []
@@ -332,13 +332,13 @@ def site(profile: Profile, w: Words, csrf: str, shown: str, rows: Sequence[Mappi
                                         tag("input", type="text", id="url", name="url", value=url, required=True,
                                             inputmode="url")], w("b_explain")),
              Markup("</section>"), Markup('<section id="actions">'), tag("h2", w("h_actions")),
-             tag("p", w("stop_note", host=shown)), _form(w, "stop", csrf, [], w("b_stop"), danger=True)]
+             tag("p", w("stop_note", host=name)), _form(w, "stop", csrf, [], w("b_stop"), danger=True)]
     if gaps:
         options = join([tag("option", w("seconds", n=g), value=str(g)) for g in gaps])
         body += [tag("p", w("slow_note", seconds=f"{profile.politeness.min_delay_s:g}")),
                  _form(w, "slow", csrf, [tag("label", w("l_gap"), for_="gap"),
                                          tag("select", options, id="gap", name="gap")], w("b_slow"))]
-    body += [tag("p", w("remove_note", host=shown)), _form(w, "remove", csrf, [], w("b_remove"), danger=True),
+    body += [tag("p", w("remove_note", host=name)), _form(w, "remove", csrf, [], w("b_remove"), danger=True),
              Markup("</section>")]
     return page(profile, w, body)
 

@@ -219,20 +219,15 @@ class DeskApp:
             return self._site(v, w, csrf, now, explained=pages.explained(w, answer, url), url=url)
         if rest in ("/stop", "/slow", "/remove") and r.method == "POST":
             action = self.desk.act(v, rest[1:], now, gap=r.field("gap"))
-            return self._site(v, w, csrf, now, done=pages.done(self.profile, w, action.kind,
-                                                               self._shown(action.detail, action.name),
+            return self._site(v, w, csrf, now, done=pages.done(self.profile, w, action.kind, action.name,
                                                                action.detail))
         raise DeskRefusal("err_not_found", 404)
-
-    @staticmethod
-    def _shown(detail: Mapping[str, Any], name: str) -> str:
-        return name
 
     def _site(self, v: Visitor, w: pages.Words, csrf: str, now: float, **extra: Any) -> Response:
         rows = 200
         found = self.desk.site(v, now, rows)
-        shown = self.desk.scope(found.session).shown
-        return Response(200, pages.site(self.profile, w, csrf, shown, found.rows, found.kept, rows,
+        scope = self.desk.scope(found.session)
+        return Response(200, pages.site(self.profile, w, csrf, scope.shown, scope.name, found.rows, found.kept, rows,
                                         gap_choices(self.profile), **extra))
 
     def _check(self, r: Request, v: Visitor, w: pages.Words, csrf: str, *, ask: bool, now: float,
