@@ -257,10 +257,17 @@ def test_stop_slow_and_remove_are_done_recorded_and_told(world: dict[str, Any]) 
     authority = host  # http://127.0.9.x:port: the site's authority, as the crawl keys it
     view = HostView.from_record(store.read_host(authority))
     assert view.pacing.floor_s == 60.0
+    # (undoing it is the operator's: heed unslow)
+    from heed.cli import main
+
+    name = world["sites"].host(0).split(":")[0]
+    assert main(["unslow", name, "--state", str(world["state"])]) == 0
+    assert HostView.from_record(store.read_host(authority)).pacing.floor_s == 0.0
+    assert main(["slow", name, "60", "--state", str(world["state"])]) == 0
+    assert HostView.from_record(store.read_host(authority)).pacing.floor_s == 60.0
     # stop: on the block list, its source the site owner
     status, _, page = c.call("POST", "/desk/stop", {"csrf": csrf})
     assert status == 200 and "note done" in page
-    name = world["sites"].host(0).split(":")[0]
     assert [(d, r.split(":")[0]) for d, r, _ in store.block_list()] == [(name, "site owner")]
     # remove: everything kept of the host deleted
     status, _, page = c.call("POST", "/desk/remove", {"csrf": csrf})
