@@ -40,7 +40,7 @@ FETCHER_TIMEOUT_S = 60
 # is the operator's too, the profile's address (operator.alarm_email, its contact) only its default.
 PROFILE_PARAMETERS = ("BotName", "ProfileSha256", "FetcherReservedConcurrency", "FetcherBatchSize",
                       "HeartbeatHours", "ReverseDnsName", "BedrockModelId", "OldestMessageAlarmSeconds",
-                      "WebBotAuthKeyService", "WebBotAuthKeyName", "PublishInfoPage")
+                      "WebBotAuthKeyService", "WebBotAuthKeyName", "PublishInfoPage", "Desk")
 _RECORD = re.compile(r"# profile: (.+)")
 _SECTION = re.compile(r"\[([a-z0-9][a-z0-9-]*)\.deploy\.parameters\]")
 
@@ -66,6 +66,7 @@ class DeployEnv:
     profile_sha256: str = ""  # heed_core.bundle.content_hash: the functions refuse any other
     alarm_email: str | None = None
     heartbeat_hours: int | None = None
+    desk: bool = False  # the site owners' desk (the profile's desk key)
 
     @property
     def stack_name(self) -> str:
@@ -92,6 +93,8 @@ class DeployEnv:
             parts += [f"WebBotAuthKeyService={service}", f"WebBotAuthKeyName={name}"]
         if self.publish_info_page != "none":
             parts.append(f"PublishInfoPage={self.publish_info_page}")
+        if self.desk:
+            parts.append("Desk=true")
         return " ".join(parts)
 
 
@@ -148,10 +151,13 @@ def oldest_message_alarm_s(profile: Profile) -> int | None:
 def publish_info_page(profile: Profile) -> str:
     """The stack's PublishInfoPage: "cloudfront" for a bot that must serve files of its own, its
     ips.json (WANNADO-02: the egress list, machine-readable) or its Web Bot Auth key directory
-    (the Signature-Agent URL sites fetch); "none" where the operator's site hosts the page. A
-    stack can always be deployed with PublishInfoPage=function-url instead."""
+    (the Signature-Agent URL sites fetch), or a bot with a desk (at /desk/ on the page's host);
+    "none" where the operator's site hosts the page. A stack can always be deployed with
+    PublishInfoPage=function-url instead (the desk at its own function URL then)."""
     signs = profile.identity.web_bot_auth.enabled
-    return "cloudfront" if signs or (profile.egress.ips and profile.egress.ips_json_path) else "none"
+    own_files = signs or (profile.egress.ips and profile.egress.ips_json_path)
+    # The desk answers at /desk/ on the info page's host: one distribution serves both.
+    return "cloudfront" if own_files or profile.spec.desk else "none"
 
 
 def fetcher_batch_size(profile: Profile) -> int:
@@ -215,6 +221,7 @@ def deploy_env(profile: Profile) -> DeployEnv:
         profile_sha256=content_hash(profile),
         alarm_email=alarm_email(profile),
         heartbeat_hours=heartbeat_hours(profile),
+        desk=profile.spec.desk,
     )
 
 

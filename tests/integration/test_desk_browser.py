@@ -1,5 +1,6 @@
 """The site owners' desk in a real headless Chromium (issue 37's "done when"), as a site owner
-uses it, against local sites on the embedded engine (`heed serve --desk`): three log lines pasted
+uses it, against local sites on both engines (`heed serve --desk`; the DeskFunction's code at a
+function URL over the real handlers on moto): three log lines pasted
 (one ours, one with a forged User-Agent from another address, one at a time we sent nothing) read
 as three verdicts; control of a host proven (the token placed on the site, read by the bot in its
 turn); its audit read; a stop asked for; and the next round sends that host nothing while the
@@ -66,31 +67,18 @@ def _clean(tab: Tab, desk: str) -> None:
     assert width[1] <= width[0], f"{width[1]} px wide on a {width[0]} px screen"
 
 
-def test_a_site_owner_asks_proves_reads_and_stops_in_a_browser_embedded(
-        browser: Browser, artefacts: Path, tmp_path: Path) -> None:
-    timings: dict[str, float] = {}
-    started = time.monotonic()
-    sites = DeskSites(n=3, first=0).start()
-    bot = desk_profile(tmp_path / "bot.yaml", gap_s=0.5)
-    state = tmp_path / "state"
-    port = _port()
-    root = f"http://{DESK_IP}:{port}"
-    serve = Serve(bot, state, args=["--sources", str(sites.sources_file(tmp_path / "sources.yaml")),
-                                    "--desk", f"{DESK_IP}:{port}", "--workers", "1"]).start()
-    tabs: list[Tab] = []
+def _owner(browser: Browser, root: str, sites: DeskSites, artefacts: Path, timings: dict[str, float], *,
+           read_proof: Any = None, told: Any = None) -> float:
+    """What a site owner does at the desk at ``root``, in Chromium, and what they read back; the
+    moment the stop was confirmed. ``read_proof``: how the crawl comes to read the proof file
+    (heed serve does on its own), ``told``: the operator's notices of the actions."""
+    a = sites.servers[0]
+    feed = next(r for r in a.log() if r.path == "/feed.xml")
+    lines = "\n".join([clf(feed),  # ours, as site A's log has it
+                       clf(feed, ip="198.51.100.7", ua="Mozilla/5.0 (compatible; AubeBot/0.1)"),  # forged
+                       clf(feed, t=feed.t_start - 3 * 86400)])  # a time we sent nothing
+    desktop, phone = Tab(browser, *DESKTOP), Tab(browser, *PHONE)
     try:
-        serve.wait_started()
-        # GIVEN a first round of the three sites (robots.txt, the feed, its two articles each)
-        _wait_for(lambda: all(len(s.log()) >= 4 for s in sites.servers), 60, "the first round")
-        timings["first round"] = time.monotonic() - started
-        a = sites.servers[0]
-        feed = next(r for r in a.log() if r.path == "/feed.xml")
-        lines = "\n".join([clf(feed),  # ours, as site A's log has it
-                           clf(feed, ip="198.51.100.7", ua="Mozilla/5.0 (compatible; AubeBot/0.1)"),  # forged
-                           clf(feed, t=feed.t_start - 3 * 86400)])  # a time we sent nothing
-        desktop, phone = Tab(browser, *DESKTOP), Tab(browser, *PHONE)
-        tabs += [desktop, phone]
-
         # WHEN the site owner pastes three lines of their log
         t0 = time.monotonic()
         for tab, name in ((phone, "phone"), (desktop, "desktop")):
@@ -119,6 +107,8 @@ def test_a_site_owner_asks_proves_reads_and_stops_in_a_browser_embedded(
         desktop.screenshot(artefacts / "desk-token-desktop.png")
         sites.place(0, "/.well-known/heed-desk-aubebot.txt", token + "\n")
         desktop.click('form[action$="/check"] button')
+        if read_proof is not None:
+            read_proof()
         # (the page waits for the crawl, looking again every few seconds: no script)
         desktop.wait_until("location.pathname.endsWith('/desk/site')", 60)
         timings["proof (token to proven)"] = time.monotonic() - t0
@@ -129,53 +119,139 @@ def test_a_site_owner_asks_proves_reads_and_stops_in_a_browser_embedded(
         desktop.wait_until("document.readyState == 'complete' && !!document.querySelector('#audit')", 10)
         paths = desktop.eval("[...document.querySelectorAll('#audit td.path')].map(e => e.textContent)")
         assert sorted(paths) == sorted(r.path for r in a.log()), paths
-        assert not any(s.host(i).split(":")[0] in desktop.eval("document.body.innerText")
-                       for i, s in ((1, sites), (2, sites)))
+        text = desktop.eval("document.body.innerText")
+        assert sites.host(1).split(":")[0] not in text and sites.host(2).split(":")[0] not in text
         desktop.screenshot(artefacts / "desk-site-desktop.png")
         phone.go(root + "/desk/site")
         phone.screenshot(artefacts / "desk-site-phone.png")
         _clean(phone, root)
 
-        # WHEN they ask for a stop
+        # WHEN they ask for a stop THEN it is confirmed, and the operator told
         t0 = time.monotonic()
         desktop.click('form[action$="/stop"] button')
         done = desktop.eval("document.querySelector('.note.done').textContent")
-        assert done.startswith("Fermato: non visiteremo più 127.0.9.101"), done
+        assert done.startswith(f"Fermato: non visiteremo più {sites.host(0).split(':')[0]}"), done
         stopped_at = time.time()
         timings["stop"] = time.monotonic() - t0
-        told = [e for e in serve.lines() if e.get("event") == "desk_action"]
-        assert [(e["action"], e["host"], e["level"]) for e in told] == [("stop", "127.0.9.101", "warning")]
+        if told is not None:
+            assert told() == [("stop", sites.host(0).split(":")[0])]
         _clean(desktop, root)
+        return stopped_at
     finally:
-        for tab in tabs:
-            tab.close()
+        desktop.close()
+        phone.close()
+
+
+def _next_round_spares(sites: DeskSites, stopped_at: float, before: int) -> None:
+    """The next round sends the stopped host nothing; the others go on (the sites' logs)."""
+    a, b, c = sites.servers
+    assert [r for r in a.log() if r.t_start > stopped_at] == [] and len(a.log()) == before
+    assert [r.path for r in b.log() if r.t_start > stopped_at] == ["/feed.xml"]
+    assert [r.path for r in c.log() if r.t_start > stopped_at] == ["/feed.xml"]
+
+
+def _keep(artefacts: Path, timings: dict[str, float], engine: str) -> None:
+    (artefacts / "timings.json").write_text(json.dumps(timings, indent=2), encoding="utf-8")
+    print(f"desk in Chromium, {engine}:", {k: round(v, 1) for k, v in timings.items()})
+    shots = os.environ.get("HEED_DESK_SCREENSHOTS")
+    if shots and engine == "embedded":
+        for src, dst in (("desk-verdicts-phone.png", "desk-390.png"), ("desk-site-desktop.png", "desk-1280.png")):
+            (Path(shots) / dst).write_bytes((artefacts / src).read_bytes())
+
+
+def test_a_site_owner_asks_proves_reads_and_stops_in_a_browser_embedded(
+        browser: Browser, artefacts: Path, tmp_path: Path) -> None:
+    timings: dict[str, float] = {}
+    started = time.monotonic()
+    sites = DeskSites(n=3, first=0).start()
+    bot = desk_profile(tmp_path / "bot.yaml", gap_s=0.5)
+    state = tmp_path / "state"
+    port = _port()
+    serve = Serve(bot, state, args=["--sources", str(sites.sources_file(tmp_path / "sources.yaml")),
+                                    "--desk", f"{DESK_IP}:{port}", "--workers", "1"]).start()
+    try:
+        serve.wait_started()
+        # GIVEN a first round of the three sites (robots.txt, the feed, its two articles each)
+        _wait_for(lambda: all(len(s.log()) >= 4 for s in sites.servers), 60, "the first round")
+        timings["first round"] = time.monotonic() - started
+
+        def told() -> list[tuple[str, str]]:
+            return [(e["action"], e["host"]) for e in serve.lines()
+                    if e.get("event") == "desk_action" and e.get("level") == "warning"]
+
+        stopped_at = _owner(browser, f"http://{DESK_IP}:{port}", sites, artefacts, timings, told=told)
+    finally:
         if serve.proc is not None and serve.proc.poll() is None:
             serve.proc.send_signal(signal.SIGTERM)
             serve.wait(60)
         serve.stop_group()
-
     try:
         # THEN the next round sends that host nothing, and the others go on (the sites' logs)
         t0 = time.monotonic()
-        before = {s.host(i): len(s.servers[i].log()) for i, s in ((0, sites), (1, sites), (2, sites))}
+        before = len(sites.servers[0].log())
         proc = subprocess.run([sys.executable, "-m", "heed.cli", "serve", "--bot", str(bot), "--state", str(state),
                                "--once", "--allow-private", "--patience", "2", "--workers", "1"],
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr[-2000:]
         timings["next round"] = time.monotonic() - t0
-        after = {s.host(i): [r for r in s.servers[i].log() if r.t_start > stopped_at] for i, s in
-                 ((0, sites), (1, sites), (2, sites))}
-        assert after[sites.host(0)] == [] and len(sites.servers[0].log()) == before[sites.host(0)]
-        assert [r.path for r in after[sites.host(1)]] == ["/feed.xml"]
-        assert [r.path for r in after[sites.host(2)]] == ["/feed.xml"]
+        _next_round_spares(sites, stopped_at, before)
         skips = [json.loads(line) for line in proc.stdout.splitlines() if '"skip"' in line]
-        assert any(s.get("reason") == "blocked_by_operator" and "127.0.9.101" in s["url"] for s in skips)
+        assert any(s.get("reason") == "blocked_by_operator" and sites.host(0) in s["url"] for s in skips)
     finally:
         sites.stop()
     timings["all"] = time.monotonic() - started
-    (artefacts / "timings.json").write_text(json.dumps(timings, indent=2), encoding="utf-8")
-    print("desk in Chromium, embedded:", {k: round(v, 1) for k, v in timings.items()})
-    shots = os.environ.get("HEED_DESK_SCREENSHOTS")
-    if shots:
-        for src, dst in (("desk-verdicts-phone.png", "desk-390.png"), ("desk-site-desktop.png", "desk-1280.png")):
-            (Path(shots) / dst).write_bytes((artefacts / src).read_bytes())
+    _keep(artefacts, timings, "embedded")
+
+
+def test_a_site_owner_asks_proves_reads_and_stops_in_a_browser_aws(
+        browser: Browser, artefacts: Path, tmp_path: Path) -> None:
+    from heed_core.profile import load_profile
+    from heed_core.work import Source
+
+    from heed.local.runtime import LocalRun
+
+    from tests.support.desk import FunctionUrlServer, aws_desk_app
+
+    timings: dict[str, float] = {}
+    started = time.monotonic()
+    sites = DeskSites(n=3, first=3).start()
+    profile = load_profile(str(desk_profile(tmp_path / "bot.yaml", gap_s=0.5)))
+    sources = [Source(id=f"feed{i}", url=f"{s.base_url}/feed.xml", kind="feed") for i, s in enumerate(sites.servers)]
+    now = time.time()
+    # The real scheduler and fetcher handlers on moto; the DeskFunction's code at a function URL
+    run = LocalRun(profile, sources, start=now, until=now, out_dir=tmp_path / "out", allow_private=True,
+                   patience_s=2.0)
+    run.setup()
+    server = None
+    try:
+        session = run._session
+        topic = session.client("sns").create_topic(Name="heed-test-alarms")["TopicArn"]
+        run.alarm_topic = topic  # type: ignore[attr-defined]  # (the IAM check's)
+        sqs = session.client("sqs")
+        inbox = sqs.create_queue(QueueName="operator-inbox")["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=inbox, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        session.client("sns").subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn)
+        run.fire(run.now(), ["feed"])
+        run.drain()
+        timings["first round"] = time.monotonic() - started
+        server = FunctionUrlServer(aws_desk_app(run, topic_arn=topic), DESK_IP).start()
+
+        def told() -> list[tuple[str, str]]:
+            msgs = sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10).get("Messages", [])
+            return [(m["desk_action"], m["host"]) for m in (json.loads(json.loads(x["Body"])["Message"])
+                                                            for x in msgs)]
+
+        stopped_at = _owner(browser, server.root, sites, artefacts, timings, read_proof=run.drain, told=told)
+        t0 = time.monotonic()
+        before = len(sites.servers[0].log())
+        run.fire(run.now(), ["feed"])
+        run.drain()
+        timings["next round"] = time.monotonic() - t0
+        _next_round_spares(sites, stopped_at, before)
+    finally:
+        if server is not None:
+            server.stop()
+        run.close()
+        sites.stop()
+    timings["all"] = time.monotonic() - started
+    _keep(artefacts, timings, "aws")

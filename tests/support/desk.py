@@ -186,3 +186,106 @@ class _Guarded:
 
     def check(self) -> None:
         return None
+
+
+# --- the desk on the AWS engine: the function's handler on the local runtime's moto stack ----------
+
+def run_reader(out_dir: Path) -> Any:
+    """What the fetcher's log group holds, as the local runtime writes it (its requests.jsonl):
+    moto runs no Logs Insights query, so the desk reads our requests from there in a local run."""
+    import json as _json
+
+    from heed_core.desk.scope import Scope
+
+    def read(scope: Scope, since: float, until: float) -> list[dict[str, Any]]:
+        out = []
+        path = out_dir / "requests.jsonl"
+        for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
+            rec = _json.loads(line)
+            t = datetime.fromisoformat(str(rec.get("t_start")).replace("Z", "+00:00")).timestamp()
+            if scope.covers(str(rec.get("url", ""))) and since <= t <= until:
+                out.append(rec)
+        return out
+    return read
+
+
+def aws_desk_app(run: Any, *, topic_arn: str | None = None, allow_private: bool = True) -> Any:
+    """The desk as the DeskFunction runs it, on ``run``'s stack (heed.local.runtime.LocalRun):
+    every AWS call it makes is made as DeskFunction (the IAM check holds it to that role)."""
+    from heed.desk.aws import AwsBackend
+    from heed.desk.service import Desk
+    from heed.desk.web import DeskApp
+
+    s = run._session
+    backend = AwsBackend(run.profile, table=run.res.table_name, dynamodb=s.client("dynamodb"), sqs=s.client("sqs"),
+                         queue_url=run.res.queue_url, s3=s.client("s3"), bucket=run.res.bucket,
+                         reader=run_reader(run.out.dir), sns=s.client("sns"), topic_arn=topic_arn, clock=run.now,
+                         allow_private=allow_private)
+    app = DeskApp(Desk(run.profile, backend.desk_store, backend), clock=run.now)
+
+    def as_function(environ: Any, start_response: Any) -> list[bytes]:
+        run._local.function = "DeskFunction"
+        try:
+            return list(app(environ, start_response))
+        finally:
+            run._local.function = None
+    return as_function
+
+
+class FunctionUrlServer:
+    """A Lambda function URL on ``ip``: each HTTP request becomes a payload-2.0 event for
+    ``heed.desk.aws.function_url_handler`` and its answer goes back as the URL would send it."""
+
+    def __init__(self, app: Any, ip: str) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from heed.desk.aws import function_url_handler
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def _any(self) -> None:
+                path, _, query = self.path.partition("?")
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if 0 < length <= 6 * 1024 * 1024 else b""
+                headers = {k.lower(): v for k, v in self.headers.items() if k.lower() != "cookie"}
+                cookies = [c.strip() for c in (self.headers.get("Cookie") or "").split(";") if c.strip()]
+                event = {"version": "2.0", "rawPath": path, "rawQueryString": query, "headers": headers,
+                         "cookies": cookies, "body": body.decode("utf-8", "replace"), "isBase64Encoded": False,
+                         "requestContext": {"http": {"method": self.command, "sourceIp": self.client_address[0],
+                                                     "path": path}}}
+                answer = function_url_handler(app, event)
+                out = answer["body"].encode("utf-8")
+                self.send_response(answer["statusCode"])
+                for k, v in answer["headers"].items():
+                    if k.lower() != "content-length":
+                        self.send_header(k, v)
+                for c in answer["cookies"]:
+                    self.send_header("Set-Cookie", c)
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(out)
+
+            do_GET = do_POST = do_HEAD = _any
+
+        self.httpd = ThreadingHTTPServer((ip, 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def root(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> FunctionUrlServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
