@@ -139,3 +139,27 @@ def test_a_100_mb_body_is_refused_by_its_content_length(stack: dict[str, Any]) -
              "body": "", "requestContext": {"http": {"method": "POST", "sourceIp": "198.51.100.9"}}}
     answer = function_url_handler(stack["app"], event)
     assert answer["statusCode"] == 413 and answer["body"].count('class="note problem"') == 1
+
+
+def test_the_functions_handler_wires_the_desk_from_its_environment(stack: dict[str, Any],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from heed.local.runtime import LambdaContext, load_handler
+
+    run = stack["run"]
+    for name, value in (("HEED_TABLE", run.res.table_name), ("HEED_QUEUE_URL", run.res.queue_url),
+                        ("HEED_BUCKET", run.res.bucket), ("HEED_FETCHER_LOG_GROUP", "/heed/heed-test/fetcher"),
+                        ("HEED_ALARM_TOPIC", run.alarm_topic), ("HEED_DESK_ORIGIN_SECRET", "s3cr3t")):
+        monkeypatch.setenv(name, value)
+    handler = load_handler("desk")
+    monkeypatch.setattr(sys.modules["heed_function_desk"], "_app", None)  # built from this environment
+    event = {"version": "2.0", "rawPath": "/desk/", "rawQueryString": "", "cookies": [], "headers": {"host": "x"},
+             "requestContext": {"http": {"method": "GET", "sourceIp": "198.51.100.9"}}}
+    run._local.function = "DeskFunction"  # its calls held to its role
+    try:
+        answer = handler(event, LambdaContext("DeskFunction"))
+    finally:
+        run._local.function = None
+    assert answer["statusCode"] == 200 and "lo sportello" in answer["body"]
+    assert [c.split("=")[0] for c in answer["cookies"]] == ["heed_desk"] and "Secure" in answer["cookies"][0]

@@ -7,6 +7,7 @@ proof on a private address is refused by the desk and by the crawl; no redirect 
 clients and hosts are rate-limited."""
 from __future__ import annotations
 
+import json
 import re
 import socket
 import subprocess
@@ -277,3 +278,131 @@ def test_stop_slow_and_remove_are_done_recorded_and_told(world: dict[str, Any]) 
     kinds = [a.kind for a in SqliteDeskStore(world["db"]).actions()]
     assert kinds == ["remove", "stop", "slow"]
     assert [f["action"] for e, f in world["logged"] if e == "desk_action"] == ["slow", "stop", "remove"]
+
+
+def test_a_dns_txt_record_proves_a_host_where_a_resolver_is_configured(world: dict[str, Any]) -> None:
+    from tests.support.desk import TxtServer
+
+    dns = TxtServer("127.0.9.139", {}).start()
+    try:
+        desk = embedded_desk(world["profile"], world["db"], allow_private=True, resolver=dns.address)
+        c = WsgiClient(DeskApp(desk))
+        _, _, home = c.call("GET", "/desk/")
+        assert 'value="dns"' in home  # offered only where a resolver is configured
+        csrf = c.csrf()
+        _, _, page = c.call("POST", "/desk/token", {"csrf": csrf, "host": "example.org", "method": "dns"})
+        value = re.search(r'id="token">heed-desk=([^<]+)<', page)
+        assert value is not None and "_heed-desk-aubebot.example.org" in page
+        # not there yet: says so; a wrong value: says so; the right one: proven, the site opens
+        status, _, page = c.call("POST", "/desk/check", {"csrf": csrf, "token": value.group(1)})
+        assert status == 200 and "_heed-desk-aubebot.example.org" in page and "note problem" in page
+        dns.records["_heed-desk-aubebot.example.org"] = ["v=spf1 -all", "heed-desk=someone-else"]
+        assert "note problem" in c.call("POST", "/desk/check", {"csrf": csrf, "token": value.group(1)})[2]
+        dns.records["_heed-desk-aubebot.example.org"] = ["heed-desk=" + value.group(1)]
+        status, headers, _ = c.call("POST", "/desk/check", {"csrf": csrf, "token": value.group(1)})
+        assert (status, headers.get("Location")) == (303, "/desk/site?proven=1")
+        assert "example.org" in c.call("GET", "/desk/site")[2]
+    finally:
+        dns.stop()
+    # without a resolver, no DNS way is offered, and one asked for is refused
+    c = WsgiClient(world["app"])
+    assert 'value="dns"' not in c.call("GET", "/desk/")[2]
+    status, _, page = c.call("POST", "/desk/token", {"csrf": c.csrf(), "host": "example.org", "method": "dns"})
+    assert status == 400 and 'id="token"' not in page
+
+
+def test_a_pasted_signature_is_checked_against_our_key(world: dict[str, Any], tmp_path: Path) -> None:
+    from heed_core.identity.keys import generate_private_pem, private_key_from_pem
+    from heed_core.identity.signing import WebBotAuthSigner
+    from heed_core.ports import FakeClock
+
+    pem = tmp_path / "bot.pem"
+    pem.write_bytes(generate_private_pem())
+    pem.chmod(0o600)
+    agent = "https://aube.news/.well-known/http-message-signatures-directory"
+    signing = desk_profile(tmp_path / "signing.yaml", identity={"web_bot_auth": {
+        "enabled": True, "key_file": str(pem), "signature_agent": agent}})
+    desk = embedded_desk(load_profile(str(signing)), world["db"], allow_private=True)
+    c = WsgiClient(DeskApp(desk))
+    sites: DeskSites = world["sites"]
+    feed = next(r for r in sites.servers[0].log() if r.path == "/feed.xml")
+    signer = WebBotAuthSigner(private_key_from_pem(pem.read_bytes()), signature_agent=agent,
+                              clock=FakeClock(feed.t_start - 0.5))
+    signed = signer.signature_headers("GET", f"http://{sites.host(0)}/feed.xml")
+    pasted = "\n".join(f"{k}: {v}" for k, v in signed.items())
+
+    def verdict(signature: str) -> list[str]:
+        _, _, page = c.call("POST", "/desk/lines", {"csrf": c.csrf(), "host": sites.host(0), "lines": clf(feed),
+                                                    "signature": signature})
+        return re.findall(r'<li class="(yes|no|none)">', page)
+
+    assert verdict(pasted) == ["yes", "yes", "yes", "yes"]  # address, user agent, request, signature
+    forged = pasted.replace(signed["Signature"], signed["Signature"][:-6] + "AAAAA=")
+    assert verdict(forged)[-1] == "no"
+    other = WebBotAuthSigner(private_key_from_pem(generate_private_pem()), signature_agent=agent,
+                             clock=FakeClock(feed.t_start))
+    assert verdict("\n".join(f"{k}: {v}" for k, v in other.signature_headers(
+        "GET", f"http://{sites.host(0)}/feed.xml").items()))[-1] == "no"  # another key: not ours
+
+
+def test_heed_desk_serves_a_state_alone_and_lists_what_was_asked(world: dict[str, Any],
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+    import threading
+    import urllib.request
+
+    from heed.cli import main
+    from heed.desk import cli
+
+    c = WsgiClient(world["app"])
+    assert prove(world, c, 0)[1].startswith("303")
+    c.call("POST", "/desk/stop", {"csrf": c.csrf()})
+    capsys.readouterr()
+    assert main(["desk", "--state", str(world["state"]), "--actions", "--json"]) == 0
+    [line] = capsys.readouterr().out.splitlines()
+    assert json.loads(line)["kind"] == "stop"
+    stop = threading.Event()
+    with socket.socket() as s:
+        s.bind((DESK_IP, 0))
+        port = s.getsockname()[1]
+    args = argparse.Namespace(state=str(world["state"]), bot=str(world["bot"]), listen=f"{DESK_IP}:{port}",
+                              settings=None, allow_private=True, actions=False, json=False)
+    serving = threading.Thread(target=cli.cmd_desk, args=(args,), kwargs={"stop": stop})
+    serving.start()
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://{DESK_IP}:{port}/desk/", timeout=5) as resp:
+                    assert resp.status == 200 and b"lo sportello" in resp.read()
+                break
+            except OSError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+    finally:
+        stop.set()
+        serving.join(10)
+
+
+def test_the_settings_turn_the_desk_on_or_off_for_an_installation(tmp_path: Path) -> None:
+    from heed_core.errors import ConfigError
+
+    from heed.serve_cli import desk_address
+    from heed.settings import SettingsError, load_settings
+
+    profile = load_profile(str(desk_profile(tmp_path / "bot.yaml")))
+    off = tmp_path / "off.yaml"
+    off.write_text("desk: false\n", encoding="utf-8")
+    on = tmp_path / "on.yaml"
+    on.write_text("desk:\n  listen: 127.0.0.1:8081\n  forwarded: true\n  resolver: 127.0.0.53:53\n", encoding="utf-8")
+    assert desk_address(None, load_settings(None), profile) is None  # on, but nowhere to listen
+    assert desk_address("127.0.0.1:8080", load_settings(None), profile) == ("127.0.0.1", 8080)
+    settings = load_settings(str(on))
+    assert desk_address(None, settings, profile) == ("127.0.0.1", 8081)
+    assert settings.desk_forwarded and settings.desk_resolver == "127.0.0.53:53"
+    with pytest.raises(ConfigError, match="turn the desk off"):
+        desk_address("127.0.0.1:8080", load_settings(str(off)), profile)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("desk:\n  listen: 8080\n  enabled: maybe\n", encoding="utf-8")
+    with pytest.raises(SettingsError, match="desk.enabled"):
+        load_settings(str(bad))

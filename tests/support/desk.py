@@ -289,3 +289,53 @@ class FunctionUrlServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class TxtServer:
+    """A DNS server on ``ip`` (UDP) that answers TXT questions from ``records`` (name -> texts)
+    and NXDOMAIN for every other name: the resolver a desk is configured with, in a test."""
+
+    def __init__(self, ip: str, records: dict[str, list[str]]) -> None:
+        import socket
+        import threading
+
+        self.records = records
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind((ip, 0))
+        self.address = self.sock.getsockname()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self._stop = False
+
+    def start(self) -> TxtServer:
+        self.thread.start()
+        return self
+
+    def _serve(self) -> None:
+        import struct
+
+        self.sock.settimeout(0.2)
+        while not self._stop:
+            try:
+                msg, peer = self.sock.recvfrom(4096)
+            except OSError:
+                continue
+            qid = msg[:2]
+            at, labels = 12, []
+            while msg[at]:
+                labels.append(msg[at + 1:at + 1 + msg[at]].decode())
+                at += 1 + msg[at]
+            question = msg[12:at + 5]
+            texts = self.records.get(".".join(labels))
+            flags = 0x8180 if texts is not None else 0x8183
+            answers = b""
+            for text in texts or []:
+                raw = text.encode()
+                rdata = b"".join(bytes([len(raw[i:i + 255])]) + raw[i:i + 255] for i in range(0, len(raw), 255))
+                answers += b"\xc0\x0c" + struct.pack(">HHIH", 16, 1, 60, len(rdata)) + rdata
+            head = qid + struct.pack(">HHHHH", flags, 1, len(texts or []), 0, 0)
+            self.sock.sendto(head + question + answers, peer)
+
+    def stop(self) -> None:
+        self._stop = True
+        self.thread.join(2)
+        self.sock.close()

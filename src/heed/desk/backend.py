@@ -51,8 +51,9 @@ class Backend(Protocol):
         """``heed explain``'s answer for a URL of the host (None: never seen)."""
         ...
 
-    def signature_ok(self, headers: str, line: LogLine, scope: Scope) -> bool:
-        """Whether pasted signature headers are a valid Web Bot Auth signature of ours on the line."""
+    def signature_ok(self, headers: str, line: LogLine, scope: Scope) -> bool | None:
+        """Whether pasted signature headers are a valid Web Bot Auth signature of ours on the line
+        (None: the bot signs, but its key cannot be read here: not checked)."""
         ...
 
     def ask_fetch(self, work: TokenOut) -> None:
@@ -107,23 +108,22 @@ def signature_headers(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def public_keys(profile: Profile) -> dict[str, Any]:
-    """The bot's Web Bot Auth public keys by thumbprint, from the key its profile names (none
-    when it does not sign, or the key cannot be read here)."""
+def public_keys(profile: Profile) -> dict[str, Any] | None:
+    """The bot's Web Bot Auth public keys by thumbprint, from the key its profile names: none
+    when it does not sign (no signature is ours), None when it signs but the key cannot be read
+    here (a signature cannot be checked)."""
     if not profile.identity.web_bot_auth.enabled:
         return {}
-    from heed_core.identity.keys import IdentityError, thumbprint
+    from heed_core.identity.keys import thumbprint
+    from heed_core.profile import ProfileError
 
     from heed.infopage import signing_key
 
     try:
         key = signing_key(profile)
-    except (IdentityError, Exception):  # noqa: BLE001 - no key here: no signature is ours
-        return {}
-    if key is None:
-        return {}
-    pub = key.public_key()
-    return {thumbprint(key): pub}
+    except ProfileError:
+        return None
+    return {thumbprint(key): key.public_key()} if key is not None else {}
 
 
 class StoreBackend:
@@ -133,7 +133,7 @@ class StoreBackend:
 
     def __init__(self, profile: Profile, store: Any, texts: Any, *, allow_private: bool = False,
                  resolver: tuple[str, int] | None = None, where: str = "desk",
-                 keys: Callable[[], Mapping[str, Any]] | None = None) -> None:
+                 keys: Callable[[], Mapping[str, Any] | None] | None = None) -> None:
         self.profile = profile
         self.store = store
         self.texts = texts
@@ -141,7 +141,7 @@ class StoreBackend:
         self.resolver = resolver
         self.where = where
         self._keys = keys
-        self._key_cache: Mapping[str, Any] | None = None
+        self._key_cache: tuple[Mapping[str, Any] | None] | None = None
 
     # --- the host's authorities ----------------------------------------------------------------------
     def hosts(self, scope: Scope) -> list[str]:
@@ -175,16 +175,19 @@ class StoreBackend:
         return self.store.url_records([url]).get(url)  # type: ignore[no-any-return]
 
     # --- signatures ----------------------------------------------------------------------------------
-    def signature_ok(self, headers: str, line: LogLine, scope: Scope) -> bool:
+    def signature_ok(self, headers: str, line: LogLine, scope: Scope) -> bool | None:
         from heed_core.identity.verify import verify_request
 
         if self._key_cache is None:
-            self._key_cache = self._keys() if self._keys is not None else public_keys(self.profile)
-        if not self._key_cache:
-            return False
+            self._key_cache = (self._keys() if self._keys is not None else public_keys(self.profile),)
+        keys = self._key_cache[0]
+        if keys is None:
+            return None  # the bot signs, but its key is not readable here: not checked
+        if not keys:
+            return False  # a bot that never signs: no signature is ours
         agent = self.profile.identity.web_bot_auth.signature_agent
         result = verify_request(method=line.method, url=origin(scope.host) + line.target,
-                                headers=signature_headers(headers), keys=self._key_cache, now=line.t,
+                                headers=signature_headers(headers), keys=keys, now=line.t,
                                 expect_agent=str(agent) if agent else None)
         return result.valid
 
