@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from heed_core.desk.loglines import LogLine
 from heed_core.desk.scope import Scope
 from heed_core.desk.store import DeskAction
-from heed_core.hoststate import HostView, TokenOut
+from heed_core.hoststate import TokenOut
 from heed_core.netguard import is_public_address
 from heed_core.profile import Profile
 from heed_core.tasks import stored_keys
@@ -242,7 +242,3 @@ class StoreBackend:
 
     def housekeeping(self, now: float) -> None:
         return None
-
-    @staticmethod
-    def floor_of(view: HostView) -> float:
-        return view.pacing.floor_s

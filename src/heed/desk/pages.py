@@ -232,7 +232,7 @@ def proof_problem(w: Words, outcome: ProofOutcome, where: str) -> Markup:
     if key is None:
         return w("f_other", reason=outcome.reason)
     if key == "f_status" and outcome.status is None:
-        return w("f_other", reason="no answer")
+        return w("f_no_answer")
     return w(key, status=outcome.status or "", name=tag("code", where))
 
 

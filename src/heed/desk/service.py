@@ -23,7 +23,6 @@ from heed_core.desk.proof import (
     ProofToken,
     asked,
     dns_name,
-    dns_value,
     judge_dns,
     judge_http,
     new_token,
@@ -37,7 +36,6 @@ from heed_core.desk.store import DeskAction, DeskStore, Session
 from heed_core.desk.verdicts import NEAR_S, Verdict, judge
 from heed_core.errors import HeedError
 from heed_core.profile import Profile
-from heed_core.urls import origin
 
 from heed.desk.backend import Backend, NoResolver
 
@@ -292,10 +290,3 @@ class Desk:
         self.store.record(action)
         self.backend.notify(action)
         return action
-
-    def origin(self, token: ProofToken) -> str:
-        return origin(token.host)
-
-    @staticmethod
-    def dns_value(text: str) -> str:
-        return dns_value(text)
