@@ -73,9 +73,14 @@ def test_the_desk_on_the_stack_answers_proves_and_stops_within_its_role(stack: d
     run.drain()
     status, headers, _ = c.call("GET", f"/desk/check?token={token.group(1)}")
     assert (status, headers.get("Location")) == (303, "/desk/site?proven=1")
-    # its audit, from the fetcher's log
+    # its audit, from the fetcher's log; what is kept of it; the explain of its URLs, not of B's
     _, _, page = c.call("GET", "/desk/site")
     assert sorted(re.findall(r'<td class="path">([^<]*)</td>', page)) == sorted(r.path for r in a.log())
+    assert re.search(r'id="kept">4 ', page)  # the feed, its two articles, the proof (robots.txt has none)
+    _, _, page = c.call("POST", "/desk/explain", {"csrf": csrf, "url": f"http://{sites.host(0)}/a/0"})
+    assert 'id="explained"' in page and "/a/0" in page
+    _, _, page = c.call("POST", "/desk/explain", {"csrf": csrf, "url": f"http://{sites.host(1)}/a/0"})
+    assert 'id="explained"' not in page
     # slow down, stop, remove: through the operator's store, each told on the alarm topic
     host = f"http://{sites.host(0)}"
     assert c.call("POST", "/desk/slow", {"csrf": csrf, "gap": "60"})[0] == 200
