@@ -406,3 +406,16 @@ def test_the_settings_turn_the_desk_on_or_off_for_an_installation(tmp_path: Path
     bad.write_text("desk:\n  listen: 8080\n  enabled: maybe\n", encoding="utf-8")
     with pytest.raises(SettingsError, match="desk.enabled"):
         load_settings(str(bad))
+
+
+def test_the_desk_never_sends_the_bot_to_a_site_it_has_not_visited(world: dict[str, Any]) -> None:
+    stranger = DeskSites(n=1, first=35).start()
+    try:
+        c = WsgiClient(world["app"])
+        status, _, page = c.call("POST", "/desk/token", {"csrf": c.csrf(), "host": "http://" + stranger.host(0),
+                                                         "method": "http"})
+        assert status == 400 and 'id="token"' not in page and "mai visitato" in page
+        once(world["bot"], world["state"])
+        assert stranger.servers[0].log() == []  # not a request: not robots.txt, not a proof file
+    finally:
+        stranger.stop()

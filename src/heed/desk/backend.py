@@ -81,6 +81,10 @@ class Backend(Protocol):
         """Whether the host is on an address the crawler never visits (unless allowed)."""
         ...
 
+    def known(self, scope: Scope) -> bool:
+        """Whether the crawl keeps anything of the host (it has been there, or a source is there)."""
+        ...
+
     def block(self, name: str, reason: str, at: float) -> None:
         ...
 
@@ -153,6 +157,11 @@ class StoreBackend:
         if scope.port is None:
             own += [f"http://{scope.name}:80", f"https://{scope.name}:443"]
         return sorted(set(found + own))
+
+    def known(self, scope: Scope) -> bool:
+        if self.store.read_hosts(self.hosts(scope)):
+            return True
+        return any(scope.covers(s.url) for s in self.store.list_sources())
 
     def kept(self, scope: Scope) -> dict[str, int]:
         urls: list[str] = []

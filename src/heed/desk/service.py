@@ -174,6 +174,9 @@ class Desk:
             raise DeskRefusal("err_private", host=scope.shown)
         if method == "dns" and not self.backend.has_resolver():
             raise DeskRefusal("f_no_dns")
+        if method == "http" and not self.backend.known(scope):
+            # The bot reads a proof file only where it has been: the desk never sends it to a new site.
+            raise DeskRefusal("err_unknown", host=scope.shown)
         self.limit("token", "client", visitor.client, now)
         self.limit("token", "host", scope.shown, now)
         claimant = csrf.cookie_digest(self.secret, visitor.cookie)
