@@ -40,7 +40,8 @@ def _roles_allow_every_call(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             continue
         hooks = getattr(run, "hooks", None)
         names = Names(res.table_name, res.queue_url, res.dlq_url, res.bus_name, res.bucket,
-                      hooks.queue_url if hooks else "", hooks.dlq_url if hooks else "")
+                      hooks.queue_url if hooks else "", hooks.dlq_url if hooks else "",
+                      getattr(run, "alarm_topic", ""))
         params = stack_parameters(run.profile)
         if hooks is not None:  # the stack with a webhook (its deliverer, its queues, its secret)
             params.update(ResultsWebhookUrl=run.webhook[0], ResultsWebhookSecretArn=run.webhook_secret_arn)

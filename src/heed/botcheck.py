@@ -106,7 +106,7 @@ def untranslated(ref: str, profile: Profile) -> list[tuple[str, str, str]]:
         return []
     files = {lang: _shown(path) for lang, path in sentence_files(ref).items()} if ref not in BUILTIN_BOTS else {}
     return [(files.get(lang, f"{ref}: info_page.sentences.{lang}"), at, what)
-            for lang, data in page.sentences.items() for at, what in problems(data)]
+            for lang, data in page.sentences.items() for at, what in problems(data, desk=profile.spec.desk)]
 
 
 def _shown(path: Path) -> str:

@@ -279,6 +279,9 @@ def build_parser() -> argparse.ArgumentParser:
     identity_cli.register(sub)
     conformance.register(sub)
     cost.register(sub)
+    from heed.desk import cli as desk_cli
+
+    desk_cli.register(sub)
     return parser
 
 

@@ -41,7 +41,7 @@ FETCHER_TIMEOUT_S = 60
 # and so is FetcherMaximumConcurrency (the account's quota is the operator's to spend).
 PROFILE_PARAMETERS = ("BotName", "ProfileSha256", "FetcherBatchSize",
                       "HeartbeatHours", "ReverseDnsName", "BedrockModelId", "OldestMessageAlarmSeconds",
-                      "WebBotAuthKeyService", "WebBotAuthKeyName", "PublishInfoPage")
+                      "WebBotAuthKeyService", "WebBotAuthKeyName", "PublishInfoPage", "Desk")
 # What samconfig once wrote and writes no more: dropped from a file when it is written again.
 # FetcherReservedConcurrency (AUBE-11 as reserved concurrency 1) broke every stack on an account
 # whose concurrency quota is under 101, and a FIFO event source mapping ignores it: AUBE-11 is
@@ -76,6 +76,7 @@ class DeployEnv:
     profile_sha256: str = ""  # heed_core.bundle.content_hash: the functions refuse any other
     alarm_email: str | None = None
     heartbeat_hours: int | None = None
+    desk: bool = False  # the site owners' desk (the profile's desk key)
 
     @property
     def stack_name(self) -> str:
@@ -102,6 +103,8 @@ class DeployEnv:
             parts += [f"WebBotAuthKeyService={service}", f"WebBotAuthKeyName={name}"]
         if self.publish_info_page != "none":
             parts.append(f"PublishInfoPage={self.publish_info_page}")
+        if self.desk:
+            parts.append("Desk=true")
         return " ".join(parts)
 
 
@@ -158,10 +161,13 @@ def oldest_message_alarm_s(profile: Profile) -> int | None:
 def publish_info_page(profile: Profile) -> str:
     """The stack's PublishInfoPage: "cloudfront" for a bot that must serve files of its own, its
     ips.json (WANNADO-02: the egress list, machine-readable) or its Web Bot Auth key directory
-    (the Signature-Agent URL sites fetch); "none" where the operator's site hosts the page. A
-    stack can always be deployed with PublishInfoPage=function-url instead."""
+    (the Signature-Agent URL sites fetch), or a bot with a desk (at /desk/ on the page's host);
+    "none" where the operator's site hosts the page. A stack can always be deployed with
+    PublishInfoPage=function-url instead (the desk at its own function URL then)."""
     signs = profile.identity.web_bot_auth.enabled
-    return "cloudfront" if signs or (profile.egress.ips and profile.egress.ips_json_path) else "none"
+    own_files = signs or (profile.egress.ips and profile.egress.ips_json_path)
+    # The desk answers at /desk/ on the info page's host: one distribution serves both.
+    return "cloudfront" if own_files or profile.spec.desk else "none"
 
 
 def fetcher_max_concurrency(profile: Profile) -> int:
@@ -233,6 +239,7 @@ def deploy_env(profile: Profile) -> DeployEnv:
         profile_sha256=content_hash(profile),
         alarm_email=alarm_email(profile),
         heartbeat_hours=heartbeat_hours(profile),
+        desk=profile.spec.desk,
     )
 
 

@@ -57,6 +57,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--settings", metavar="FILE",
                    help="this installation's own settings (YAML: webhook.url, webhook.secret_file), never "
                         "published with the profile; the flags win over it")
+    p.add_argument("--desk", metavar="HOST:PORT",
+                   help="serve the site owners' desk there too (off by default; desk.listen in --settings): /desk/, "
+                        "behind the info host's TLS proxy; `desk: false` in --settings keeps it off")
     p.add_argument("--keep-requests", metavar="DURATION",
                    help="how long the request and skip log is kept (default 400d: a site owner's log line a year "
                         "old still has its answer; 12h, 30m, 90s work too); pruned while it serves")
@@ -116,10 +119,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
                                args.webhook_secret_file or settings.webhook_secret_file)
     if webhook is not None:
         reachable(webhook.url)  # a typo told now, not a day of retries later
+    desk_at = desk_address(args.desk, settings, profile)
     state = open_embedded(Path(args.state), create=True, bot=profile.name, synchronous=args.sync.upper())
     warn_identity(args.bot, profile)
+    desk = None
     try:
         with state.serve_lock():
+            if desk_at is not None:
+                from heed.desk.cli import start_desk
+
+                desk = start_desk(profile, state.db, desk_at, settings, allow_private=args.allow_private)
             if sources:
                 report = import_sources(state_store(state), sources, time.time())
                 counts = report.counts()
@@ -137,8 +146,28 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 sys.stderr.flush()
                 os._exit(0)
     finally:
+        if desk is not None:
+            desk.stop()
         state.close()
     return 0
+
+
+def desk_address(flag: str | None, settings: Any, profile: Profile) -> tuple[str, int] | None:
+    """Where ``heed serve`` serves the desk: ``--desk``, else the settings' desk.listen when the
+    desk is on (the settings' ``desk.enabled``, else the profile's ``desk``); None: no desk.
+    ``--desk`` where the settings turn the desk off is a mistake, said in one line."""
+    from heed_core.errors import ConfigError
+
+    from heed.desk.server import parse_listen
+
+    enabled = settings.desk_enabled if settings.desk_enabled is not None else profile.spec.desk
+    if flag is not None:
+        if settings.desk_enabled is False:
+            raise ConfigError("--desk: the settings turn the desk off (desk.enabled: false in --settings)")
+        return parse_listen(flag)
+    if settings.desk_listen and enabled:
+        return parse_listen(settings.desk_listen, "--settings: desk.listen")
+    return None
 
 
 def state_store(state: Any) -> Any:

@@ -11,6 +11,11 @@ retention:                                 # how long the state keeps what grows
   events: 400d
   dead_letters: 14d
   text_versions: 30d
+desk:                                      # the site owners' desk (heed.desk); `desk: false` turns it off here
+  enabled: true                            # whatever the profile's desk says, for this installation
+  listen: 127.0.0.1:8080                   # heed serve --desk; behind the info host's proxy at /desk/
+  forwarded: true                          # that proxy sets X-Forwarded-For (and -Proto): the client's address
+  resolver: 127.0.0.53:53                  # DNS TXT proofs are asked of this resolver (none: file proofs only)
 ```
 
 Every mistake is one line naming the key (``SettingsError``, exit 2); the secret itself is never
@@ -30,7 +35,8 @@ from heed_core.webhook import Endpoint, WebhookError, check_url, parse_secret
 
 __all__ = ["Settings", "SettingsError", "load_settings", "reachable", "webhook_endpoint"]
 
-_KEYS = {"webhook": {"url", "secret_file"}, "retention": {"requests", "events", "dead_letters", "text_versions"}}
+_KEYS = {"webhook": {"url", "secret_file"}, "retention": {"requests", "events", "dead_letters", "text_versions"},
+         "desk": {"enabled", "listen", "forwarded", "resolver"}}
 
 
 class SettingsError(ConfigError):
@@ -42,6 +48,10 @@ class Settings:
     webhook_url: str | None = None
     webhook_secret_file: str | None = None
     retention: dict[str, str] = field(default_factory=dict)
+    desk_enabled: bool | None = None  # None: as the profile says
+    desk_listen: str | None = None
+    desk_forwarded: bool = False
+    desk_resolver: str | None = None
 
 
 def load_settings(path: str | None) -> Settings:
@@ -60,6 +70,8 @@ def load_settings(path: str | None) -> Settings:
         raise SettingsError(f"--settings: {path} is not YAML{where}") from exc
     if not isinstance(data, dict):
         raise SettingsError(f"--settings: {path} is not a mapping of settings")
+    if isinstance(data.get("desk"), bool):
+        data["desk"] = {"enabled": data["desk"]}  # `desk: true|false` is short for desk.enabled
     for key, value in data.items():
         if key not in _KEYS:
             raise SettingsError(f"--settings: {path}: unknown key {key!r} (known: {', '.join(sorted(_KEYS))})")
@@ -77,7 +89,13 @@ def load_settings(path: str | None) -> Settings:
     if secret is not None and not Path(secret).is_absolute():
         secret = str(Path(path).resolve().parent / secret)  # relative to the settings file
     keep = {k: str(v) for k, v in (data.get("retention") or {}).items()}
-    return Settings(webhook_url=hook.get("url"), webhook_secret_file=secret, retention=keep)
+    desk = data.get("desk") or {}
+    for sub, kind in (("enabled", bool), ("forwarded", bool), ("listen", str), ("resolver", str)):
+        if sub in desk and not isinstance(desk[sub], kind):
+            raise SettingsError(f"--settings: {path}: desk.{sub}: {'true or false' if kind is bool else 'HOST:PORT'}")
+    return Settings(webhook_url=hook.get("url"), webhook_secret_file=secret, retention=keep,
+                    desk_enabled=desk.get("enabled"), desk_listen=desk.get("listen"),
+                    desk_forwarded=bool(desk.get("forwarded", False)), desk_resolver=desk.get("resolver"))
 
 
 def webhook_endpoint(url: str | None, secret_file: str | None, *, url_flag: str = "--webhook",

@@ -25,10 +25,12 @@ from heed_core.errors import ConfigError, HeedError, ServiceFault, TransientErro
 
 __all__ = ["SCHEMA_VERSION", "Database", "translate"]
 
-SCHEMA_VERSION = 5  # 2: the attempts table (a request in flight, marked before it is made); 3: the queue's
+SCHEMA_VERSION = 6  # 2: the attempts table (a request in flight, marked before it is made); 3: the queue's
 # chain column (what a deferred host's known work still takes: due tokens are handed out longest first);
 # 4: the results' doors (consumers' positions, the webhook's deliveries and dead letters, events by id);
-# 5: the request and skip log as tables (by host and time, by URL), free pages returned (incremental vacuum)
+# 5: the request and skip log as tables (by host and time, by URL), free pages returned (incremental vacuum);
+# 6: the site owners' desk (its secret, rate limits, proof tokens and sessions in desk; what they asked for in
+# desk_actions): two new tables, nothing else changed (heed_embedded.desk)
 
 # Keys: a host is an authority (scheme://host:port), as in DynamoDB's H#<authority>; every record
 # that DynamoDB keeps as an item of its own is a row here, so the store's semantics stay key for key.
@@ -91,6 +93,9 @@ CREATE TABLE IF NOT EXISTS attempts (url TEXT PRIMARY KEY, host TEXT NOT NULL, n
 CREATE TABLE IF NOT EXISTS dead (
   id INTEGER PRIMARY KEY, grp TEXT NOT NULL, dedup TEXT NOT NULL, body TEXT NOT NULL, sent REAL NOT NULL,
   receives INTEGER NOT NULL, first_received REAL, dead_at REAL NOT NULL, why TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS desk (key TEXT PRIMARY KEY, data TEXT NOT NULL, n INTEGER NOT NULL DEFAULT 0,
+  expires REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS desk_actions (id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, data TEXT NOT NULL);
 """
 
 
@@ -220,8 +225,9 @@ class Database:
                 # A new database: pages that retention frees go back to the file system (PRAGMA
                 # incremental_vacuum after each prune), which only a database made so can do
                 # without a VACUUM; set before anything is written, WAL's first page included.
-                # Only there: on a database with tables the pragma would still write its header, one
-                # more write for every connection a thread opens.
+                # Only there: on a database with tables the pragma would still write its header (one
+                # more write for every connection a thread opens, and a state a newer Heed wrote
+                # changed when it is refused).
                 if c.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
                     c.execute("PRAGMA auto_vacuum=INCREMENTAL")
                 c.execute("PRAGMA journal_mode=WAL")

@@ -102,7 +102,8 @@ class JsonLog:
 
 
 _TROUBLE = frozenset({"transient", "failure", "service_fault", "drain", "batch_failed", "worker_died", "times_ahead",
-                      "recovered", "webhook_retry", "webhook_dead", "webhook_gone", "webhook_trouble", "prune_failed"})
+                      "recovered", "webhook_retry", "webhook_dead", "webhook_gone", "webhook_trouble", "prune_failed",
+                      "desk_action"})  # a site owner's stop, slow down or remove (the desk): the operator is told
 
 
 class _Tally:

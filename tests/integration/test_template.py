@@ -924,7 +924,8 @@ def test_the_bucket_policy_lets_only_this_distribution_or_the_function_read(temp
 
 def test_cloudfront_reads_the_bucket_through_its_origin_access_control_over_https(template: dict[str, Any]) -> None:
     config = template["Resources"]["InfoPageDistribution"]["Properties"]["DistributionConfig"]
-    [origin] = config["Origins"]
+    origin, *desk = config["Origins"]  # (the site owners' desk's function URL, with a desk: test_desk_template.py)
+    assert [d["Fn::If"][0] for d in desk] == ["DeskBehindCloudFront"]
     assert origin["DomainName"] == {"Fn::GetAtt": ["InfoPageBucket", "RegionalDomainName"]}
     assert origin["OriginAccessControlId"] == {"Fn::GetAtt": ["InfoPageOriginAccessControl", "Id"]}
     assert origin["S3OriginConfig"] == {"OriginAccessIdentity": ""}  # no legacy identity

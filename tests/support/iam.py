@@ -84,6 +84,7 @@ class Names:
     bucket: str
     delivery_url: str = ""  # the webhook's queues, where the stack has ResultsWebhookUrl
     delivery_dlq_url: str = ""
+    alarm_topic: str = ""  # the alarm topic, where a test made one (the desk tells the operator there)
 
     @staticmethod
     def queue_arn(url: str) -> str:
@@ -101,6 +102,8 @@ class Names:
             **{lid: {"Ref": url, "Arn": self.queue_arn(url), "QueueName": self.queue_arn(url).rsplit(":", 1)[1]}
                for lid, url in (("DeliveryQueue", self.delivery_url),
                                 ("DeliveryDeadLetterQueue", self.delivery_dlq_url)) if url},
+            **({"AlarmTopic": {"Ref": self.alarm_topic}} if self.alarm_topic else {}),
+            "FetcherLogGroup": {"Ref": "/heed/heed-test/fetcher"},
         }
 
 
@@ -227,6 +230,10 @@ def call_resources(service: str, op: str, params: Mapping[str, Any], names: Name
         return [f"arn:aws:ssm:{REGION}:{ACCOUNT}:parameter{params.get('Name', '')}"]
     if service == "bedrock-runtime":
         return [f"arn:aws:bedrock:{REGION}::foundation-model/{params.get('modelId', '')}"]
+    if service == "sns":
+        return [str(params.get("TopicArn", "*"))]
+    if service == "logs" and params.get("logGroupName"):
+        return [f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{params['logGroupName']}:*"]
     return ["*"]
 
 
@@ -252,6 +259,8 @@ class CallRecorder:
         out = []
         for function, service, op, params in self.calls:
             action = _ACTION.get((service, op)) or f"{_PREFIX.get(service, service)}:{op}"
+            if service == "s3" and op in ("DeleteObject", "GetObject") and params.get("VersionId"):
+                action += "Version"  # IAM's action for one version of an object
             for resource in call_resources(service, op, params, names):
                 if not roles.allows(function, action, resource):
                     out.append(f"{function}: {action} on {resource}")

@@ -13,8 +13,9 @@ import shutil
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# README.md too: the template's Metadata (AWS::ServerlessRepo::Application ReadmeUrl) makes `sam deploy` upload it.
-COPIED = (".python-version", "samconfig.toml", "README.md", "functions", "layers")
+# README.md too: the template's Metadata (AWS::ServerlessRepo::Application ReadmeUrl) makes `sam deploy` upload it;
+# src/ too: the desk's function is built from the heed package (functions/desk/Makefile).
+COPIED = (".python-version", "samconfig.toml", "README.md", "functions", "layers", "src")
 
 __all__ = ["ROOT", "host_architecture", "project_copy", "sam"]
 
@@ -29,8 +30,8 @@ def sam() -> Path:
 
 
 def project_copy(dst: Path) -> Path:
-    """template.yaml (on this machine's architecture), samconfig.toml, README.md, functions/ and
-    layers/ under ``dst``; no generated profile, no bytecode."""
+    """template.yaml (on this machine's architecture), samconfig.toml, README.md, functions/,
+    layers/ and src/ under ``dst``; no generated profile, no bytecode."""
     dst.mkdir(parents=True, exist_ok=True)
     def ignore(folder: str, names: list[str]) -> set[str]:
         generated = {n for n in names if n.endswith(".json")} if Path(folder).name == "heed-profiles" else set()

@@ -100,6 +100,11 @@ def _client(name: str) -> Any:
     return _built.clients[name]
 
 
+def client(name: str) -> Any:
+    """A client of this container's session (the local runtime's, or botocore's own), made once."""
+    return _client(name)
+
+
 def profile() -> Profile:
     """The bot's profile: the one injected (local runs), else the deployed one, refused in one
     line (``ConfigError``) when it is not the one the stack names (heed_core.bundle)."""

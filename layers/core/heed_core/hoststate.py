@@ -231,7 +231,8 @@ class HostView:
         return cls(
             host=rec.host, version=rec.version, owner=rec.owner, lease_until=rec.lease_until,
             pacing=HostState(next_allowed=float(p.get("na", 0.0)), stopped_until=float(p.get("su", 0.0)),
-                             stop_reason=p.get("sr"), skip_round=p.get("skr"), last_end=float(p.get("le", 0.0))),
+                             stop_reason=p.get("sr"), skip_round=p.get("skr"), last_end=float(p.get("le", 0.0)),
+                             floor_s=float(p.get("fl", 0.0))),
             robots=s.get("rob"), robots_hop=s.get("hop"), tdmrep=s.get("tdm"), frontier=frontier,
             tokens_done=dict(s.get("tok") or {}), recent=dict(s.get("rec") or {}),
             results=dict(s.get("res") or {}), quotas=dict(s.get("quo") or {}), closed=dict(s.get("cls") or {}),
@@ -255,6 +256,8 @@ class HostView:
             pace.update(su=p.stopped_until, sr=p.stop_reason)
         if p.skip_round:
             pace["skr"] = p.skip_round
+        if p.floor_s:
+            pace["fl"] = p.floor_s
         recent = sorted(((k, v) for k, v in self.recent.items() if now - float(v[0]) < RECENT_FOR_S),
                         key=lambda kv: -float(kv[1][0]))[:MAX_RECENT]
         results = sorted(((k, t) for k, t in self.results.items() if now - t < RESULTS_FOR_S),

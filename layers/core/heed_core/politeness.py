@@ -16,6 +16,7 @@ class HostState:
     stop_reason: str | None = None
     skip_round: str | None = None  # SUBSIDIE-11: robots 5xx -> skip this host for this round
     last_end: float = 0.0
+    floor_s: float = 0.0  # a site owner's slower pace for this host (the desk): no gap below it
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,10 @@ def gap_end(p: Politeness, t_end: float, delay_s: float) -> float:
 
 def after_request(pacing: HostState, p: Politeness, t_end: float, delay_s: float) -> HostState:
     """The host's pacing after a request that ended at ``t_end``: its next request waits for the
-    gap this one began (never sooner than a gap already written), counted from its end."""
-    return replace(pacing, next_allowed=max(pacing.next_allowed, gap_end(p, t_end, delay_s)), last_end=t_end)
+    gap this one began (never sooner than a gap already written), counted from its end; never a
+    gap shorter than the host's own floor (a site owner asked for a slower pace: the desk)."""
+    delay = max(delay_s, pacing.floor_s)
+    return replace(pacing, next_allowed=max(pacing.next_allowed, gap_end(p, t_end, delay)), last_end=t_end)
 
 
 def spaced_delay(base_delay_s: float, spacing_s: float, jitter_s: float, seed: str) -> float:

@@ -248,6 +248,8 @@ class Spec:
     identity: Identity = key(factory=Identity, doc="how the bot proves who it is")
     usage: tuple[str, ...] = key((), check=_use, what=f"a list of uses: {', '.join(USES)}", own=True,
                                  doc="what the bot does with what it reads (AIPREF vocabulary)")
+    desk: bool = key(False, doc="a site owners' desk beside the info page (/desk/ on its host): was this you, what "
+                                "did you do here, stop (heed serve --desk; the Desk stack parameter)")
 
 
 # --- cross-key rules ---------------------------------------------------------------------------

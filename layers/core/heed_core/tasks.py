@@ -7,6 +7,7 @@ registry for the item's kind and names none."""
 from __future__ import annotations
 
 from heed_core import kinds
+from heed_core.desk.proof import proof_digest
 from heed_core.kinds.handling import Candidate, Cap, Event_, Skip, TaskInput, TaskOutput, text_version
 from heed_core.typed_profile import Profile
 from heed_core.work import WorkItem
@@ -19,8 +20,17 @@ def _unknown(inp: TaskInput) -> TaskOutput:
     return TaskOutput(skips=[(inp.item.url, "unknown_purpose", f"{inp.item.task}/{inp.item.purpose}")])
 
 
+def _proof(inp: TaskInput) -> TaskOutput:
+    """A site owner's proof file (the desk): nothing is kept but its digest, in the URL's record,
+    which the desk compares with the token it gave (heed_core.desk.proof). The turn's own purpose,
+    whatever kind of work brought the host."""
+    return TaskOutput(url_fields={"content_hash": proof_digest(inp.result.body)})
+
+
 def handle_success(inp: TaskInput) -> TaskOutput:
     """A response worth reading (2xx, or a 304 whose kept copy is still read), read by its kind."""
+    if inp.item.purpose == "proof":
+        return _proof(inp)
     kind = kinds.find(inp.item.task)
     return kind.handle(inp) if kind is not None else _unknown(inp)
 
@@ -29,7 +39,7 @@ def handle_failure(inp: TaskInput, code: str, detail: str) -> TaskOutput:
     """A response (or none) that gives up on the item: the skip, and what its kind reports of it
     (a site check still reports, PRAHA-04)."""
     kind = kinds.find(inp.item.task)
-    if kind is None:
+    if kind is None or inp.item.purpose == "proof":
         return TaskOutput(skips=[(inp.item.url, code, detail)])
     return kind.handle_failure(inp, code, detail)
 

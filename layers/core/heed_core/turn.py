@@ -311,8 +311,8 @@ def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan)
         own = cached_outcome(v, _policy(profile), now)
         crawl_delay = own.robots.crawl_delay(profile.robots_token) if own is not None and own.robots else None
         plan.role, plan.item, plan.gate_host = "hop", item, v.host
-        plan.delay = effective_delay(profile.politeness.min_delay_s, crawl_delay,
-                                     profile.politeness.crawl_delay_cap_s)
+        plan.delay = max(effective_delay(profile.politeness.min_delay_s, crawl_delay,
+                                         profile.politeness.crawl_delay_cap_s), v.pacing.floor_s)
         return True
     outcome = cached_outcome(v, _policy(profile), now)
     if outcome is None:
@@ -356,8 +356,9 @@ def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan)
                 plan.sources.append((item.source_id, out.source_fields))
         _settle_without_request(v, item, plan, code, detail)
         return False
-    delay = effective_delay(profile.politeness.min_delay_s, verdict.crawl_delay,
-                            profile.politeness.crawl_delay_cap_s)
+    # A site owner's slower pace for this host (the desk) is a floor under every gap: never faster.
+    delay = max(effective_delay(profile.politeness.min_delay_s, verdict.crawl_delay,
+                                profile.politeness.crawl_delay_cap_s), v.pacing.floor_s)
     kind = kinds.get(item.task)  # known: _step settled unknown work first
     if kind.reads_tdmrep(profile, item) and not _tdmrep_known(v, now):
         url = tdmrep_url(v.host)
@@ -395,7 +396,8 @@ def _step(profile: Profile, v: HostView, item: WorkItem, now: float, plan: Plan)
 
 def host_gap(profile: Profile, view: HostView, now: float) -> float:
     """The gap this host asks for between two requests, as far as its view knows it: the bot's
-    delay, the Crawl-delay of a robots.txt still cached (up to the cap), the round spacing."""
+    delay, the Crawl-delay of a robots.txt still cached (up to the cap), the round spacing, and
+    the host's own floor (a site owner's slower pace)."""
     p = profile.politeness
     crawl_delay = None
     outcome = cached_outcome(view, _policy(profile), now)
@@ -404,7 +406,7 @@ def host_gap(profile: Profile, view: HostView, now: float) -> float:
     delay = effective_delay(p.min_delay_s, crawl_delay, p.crawl_delay_cap_s)
     if p.round_spacing_s:
         delay = max(delay, p.round_spacing_s + p.round_spacing_jitter_s)
-    return delay
+    return max(delay, view.pacing.floor_s)
 
 
 def remaining_s(profile: Profile, view: HostView, now: float) -> float:

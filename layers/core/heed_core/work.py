@@ -19,7 +19,9 @@ from heed_core.urls import authority, short_hash
 # the turn asks before any request (an item of a kind or purpose nobody knows is never fetched).
 TaskKind = str
 Purpose = str
-TURN_PURPOSES: tuple[Purpose, ...] = ("robots", "tdmrep")
+# "proof": a site owner's proof of control, the desk's file at /.well-known/ (heed_core.desk.proof), asked
+# of a host the crawl knows, through its turn like any page, whatever kind of work brought the host.
+TURN_PURPOSES: tuple[Purpose, ...] = ("robots", "tdmrep", "proof")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 

@@ -1,5 +1,6 @@
-"""`heed block|unblock|blocks|purge`: a site owner's stop request and their request to delete
-everything stored from their domain (COMMON-08, SUBSIDIE-13), on a stack or a state directory.
+"""`heed block|unblock|blocks|purge|slow|unslow`: a site owner's stop request, their request to
+delete everything stored from their domain (COMMON-08, SUBSIDIE-13) and a slower pace for one
+host (what the desk does for them, and the operator undoes), on a stack or a state directory.
 
 A block is on the table's block list (``BLOCKS`` / ``ALL``), which every host turn reads before
 robots.txt: it takes effect on the host's next request, skipped as ``blocked_by_operator``."""
@@ -140,6 +141,39 @@ def _blocks(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int
     return 0
 
 
+# --- slow, unslow: a host's own floor under the bot's gap (a site owner's slower pace) ------------
+
+def _slow(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
+    from heed_core.urls import host_name
+
+    from heed_aws.domains import registrable_domain
+
+    from heed.operator.actions import TurnWait, set_floor
+
+    command = "unslow" if args.seconds is None else "slow"
+    name = domain_argument(args.name, command=command)
+    seconds = float(args.seconds or 0.0)
+    if seconds < 0:
+        raise CommandError(f"{args.seconds}: a number of seconds >= 0")
+    with open_target(args, aws, write=True) as target:
+        hosts = [h for h in target.store.domain_hosts(registrable_domain(name)) if host_name(h) == name]
+        changed = set_floor(target.store, hosts, seconds, now(), TurnWait(max_s=20.0))
+        if changed:
+            target.changed()
+    result = {"host": name, "min_delay_s": seconds, "hosts": changed, "where": target.where}
+    if args.json:
+        print(json.dumps(result))
+    elif not hosts:
+        print(f"heed {command}: {name} has no state in {target.where}", file=sys.stderr)
+        return 1
+    elif seconds:
+        print(f"{name}: at least {seconds:g} s between two requests from its next one ({len(changed)} of "
+              f"{len(hosts)} hosts changed)")
+    else:
+        print(f"{name}: the bot's own gap again ({len(changed)} of {len(hosts)} hosts changed)")
+    return 0
+
+
 # --- purge ----------------------------------------------------------------------------------------
 
 def _purge(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
@@ -186,7 +220,7 @@ def _purge(args: argparse.Namespace, aws: Aws, now: Callable[[], float]) -> int:
 # --- the commands -------------------------------------------------------------------------------
 
 def register(subparsers: Any) -> None:
-    """Adds `heed block`, `unblock`, `blocks` and `purge` to the `heed` command's subparsers."""
+    """Adds `heed block`, `unblock`, `blocks`, `purge`, `slow` and `unslow` to the `heed` command's subparsers."""
     block = subparsers.add_parser("block", help="stop fetching from a host or domain and its subdomains, "
                                                 "robots.txt or not (COMMON-08)")
     block.add_argument("name", metavar="HOST|DOMAIN",
@@ -203,7 +237,15 @@ def register(subparsers: Any) -> None:
     purge.add_argument("--dry-run", action="store_true", help="count what would be deleted, delete nothing")
     purge.add_argument("--scan", action="store_true",
                        help="also Scan the whole table, for hosts stored before the domain index existed")
-    for cmd, func in ((block, _block), (unblock, _unblock), (blocks, _blocks), (purge, _purge)):
+    slow = subparsers.add_parser("slow", help="a slower pace for one host alone (what a site owner asks on the "
+                                              "desk): at least SECONDS between two requests, never faster")
+    slow.add_argument("name", metavar="HOST")
+    slow.add_argument("seconds", metavar="SECONDS", type=float)
+    unslow = subparsers.add_parser("unslow", help="lift a host's slower pace: the bot's own gap again")
+    unslow.add_argument("name", metavar="HOST")
+    unslow.set_defaults(seconds=None)
+    for cmd, func in ((block, _block), (unblock, _unblock), (blocks, _blocks), (purge, _purge), (slow, _slow),
+                      (unslow, _slow)):
         add_target_arguments(cmd)
         cmd.add_argument("--json", action="store_true", help="JSON for scripts")
         cmd.set_defaults(func=functools.partial(cmd_ops, func=func, name=cmd.prog.split()[-1]))

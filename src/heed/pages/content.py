@@ -64,6 +64,11 @@ def page_path(p: Profile, lang: str) -> str:
     return base.rstrip("/") + f"/index.{lang}.html"
 
 
+def desk_url(p: Profile, lang: str) -> str:
+    """Where the bot's desk answers (``desk: true``): /desk/ on the info host, /desk/en/ in English."""
+    return _absolute(p, "/desk/" if lang == p.language else f"/desk/{lang}/")
+
+
 def _absolute(p: Profile, path: str) -> str:
     parts = urlsplit(p.info_url)
     return f"{parts.scheme}://{parts.netloc}{path}"
@@ -90,6 +95,7 @@ class _Writer:
     def __init__(self, p: Profile, lang: str, signing: Signing | None = None) -> None:
         words = language_of(p, lang)
         self.p, self.lang, self.P, self.w = p, lang, words.sentences, words.words
+        self.words = words
         self.t = _texts(p, lang)
         self.signing = signing
         self.sayings: tuple[Sayings, ...] = tuple(k.says(p) for k in kinds.running(p))
@@ -317,6 +323,10 @@ class _Writer:
     def stop(self) -> Section:
         key = "stop_form" if _is_form(self.p) else "stop_mail"
         blocks: list[Block] = [Para(self.f(key, contact=_contact(self.p))), Para(self.f("stop_delete"))]
+        if self.p.spec.desk:
+            # The site owners' desk (heed.desk), at /desk/ on the info host, in this page's language.
+            url = desk_url(self.p, self.lang)
+            blocks.append(Para(fmt(self.words.desk["info_link"], link=Link(url, url))))
         if self.t.removal:
             blocks.append(Para((self.t.removal,)))
         return Section("stop", self.P["h_stop"], tuple(blocks))

@@ -43,6 +43,7 @@ class Language:
     name: str
     words: Words
     sentences: Mapping[str, str]
+    desk: Mapping[str, str]  # the site owners' desk's words (heed.desk), where the bot has one
 
 
 # --- the files ------------------------------------------------------------------------------------
@@ -136,14 +137,18 @@ def _shape(at: str, value: Any) -> str | None:
     return None if isinstance(value, str) and value.strip() else "must be a non-empty string"
 
 
-def problems(data: Any) -> list[tuple[str, str]]:
+def problems(data: Any, *, desk: bool = False) -> list[tuple[str, str]]:
     """(key, what is wrong) of each key of a language file that keeps its page from being made:
     still marked WRITE ME (to translate from English), missing, unknown, of the wrong shape,
-    or with a placeholder the sentence is not given. Empty when the file is complete."""
+    or with a placeholder the sentence is not given. Empty when the file is complete. The
+    desk's words (``desk.*``) count only for a bot that has a desk (``desk``)."""
     if not isinstance(data, Mapping):
         return [("", "must be a mapping of name, words and sentences")]
     english, _, _ = _reference()
     mine = dict(leaves(data, ""))
+    if not desk:
+        english = {k: v for k, v in english.items() if not k.startswith("desk.")}
+        mine = {k: v for k, v in mine.items() if not k.startswith("desk.")}
     out: list[tuple[str, str]] = []
     for at, value in mine.items():
         ref_at = at.replace("words.units_dat.", "words.units.", 1)
@@ -188,7 +193,8 @@ def _build(tag: str, data: Mapping[str, Any]) -> Language:
         weekdays={i: w["weekdays"][day] for i, day in enumerate(_WEEKDAYS, 1)},
         every=dict(w["every"]), once_every=dict(w["once_every"]), schedule=dict(w["schedule"]),
         hour_list=w["hour_list"], time_list=w["time_list"])
-    return Language(tag=tag, name=str(data["name"]), words=words, sentences=dict(data["sentences"]))
+    return Language(tag=tag, name=str(data["name"]), words=words, sentences=dict(data["sentences"]),
+                    desk={str(k): str(v) for k, v in (data.get("desk") or {}).items()})
 
 
 @cache
@@ -207,7 +213,7 @@ def of(p: Profile, tag: str) -> Language:
             raise ProfileError(f"language: {tag!r} has no info-page sentences (Heed has {', '.join(built_in())}; "
                                f"heed new-bot NAME --language {tag} writes a file to translate)")
         return shipped(tag)
-    found = problems(own)
+    found = problems(own, desk=p.spec.desk)
     if found:
         at, what = found[0]
         more = f" and {len(found) - 1} more" if len(found) > 1 else ""
