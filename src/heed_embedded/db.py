@@ -17,6 +17,7 @@ import fcntl
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -220,23 +221,7 @@ class Database:
         c: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if c is None:
             try:
-                c = sqlite3.connect(str(self.path), timeout=self.busy_timeout_s, isolation_level=None,
-                                    check_same_thread=False)
-                # A new database: pages that retention frees go back to the file system (PRAGMA
-                # incremental_vacuum after each prune), which only a database made so can do
-                # without a VACUUM; set before anything is written, WAL's first page included.
-                # Only there: on a database with tables the pragma would still write its header (one
-                # more write for every connection a thread opens, and a state a newer Heed wrote
-                # changed when it is refused).
-                if c.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
-                    c.execute("PRAGMA auto_vacuum=INCREMENTAL")
-                c.execute("PRAGMA journal_mode=WAL")
-                # Commits never wait for the disk under the write lock: a durable one waits after
-                # it, in ``_GroupSync`` (``synchronous=FULL``'s one wait, shared by the commits
-                # that end together); the checkpoints keep NORMAL's syncs.
-                c.execute("PRAGMA synchronous=NORMAL")
-                c.execute("PRAGMA foreign_keys=OFF")
-                c.execute("PRAGMA cache_size=-4000")  # 4 MB a connection: many threads, one page cache each
+                c = self._open_connection()
             except sqlite3.Error as exc:
                 raise translate(exc, f"open {self.path}") from exc
             self._local.conn = c
@@ -247,6 +232,44 @@ class Database:
             if not self._ready:
                 self._make_schema(c)
         return c
+
+    def _open_connection(self) -> sqlite3.Connection:
+        """A connection set up for this state. Turning an older database's rollback journal to
+        WAL needs its exclusive lock, and SQLite answers "locked" at once, without waiting the busy
+        timeout, where two connections would otherwise wait for each other (several processes
+        opening one older state together): the set-up is tried again until the busy timeout."""
+        deadline = time.monotonic() + self.busy_timeout_s
+        pause = 0.005
+        while True:
+            c = sqlite3.connect(str(self.path), timeout=self.busy_timeout_s, isolation_level=None,
+                                check_same_thread=False)
+            try:
+                self._set_up(c)
+                return c
+            except sqlite3.OperationalError as exc:
+                c.close()
+                if not any(b in str(exc) for b in _BUSY) or time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.25)
+
+    @staticmethod
+    def _set_up(c: sqlite3.Connection) -> None:
+        # A new database: pages that retention frees go back to the file system (PRAGMA
+        # incremental_vacuum after each prune), which only a database made so can do
+        # without a VACUUM; set before anything is written, WAL's first page included.
+        # Only there: on a database with tables the pragma would still write its header (one
+        # more write for every connection a thread opens, and a state a newer Heed wrote
+        # changed when it is refused).
+        if c.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
+            c.execute("PRAGMA auto_vacuum=INCREMENTAL")
+        c.execute("PRAGMA journal_mode=WAL")
+        # Commits never wait for the disk under the write lock: a durable one waits after
+        # it, in ``_GroupSync`` (``synchronous=FULL``'s one wait, shared by the commits
+        # that end together); the checkpoints keep NORMAL's syncs.
+        c.execute("PRAGMA synchronous=NORMAL")
+        c.execute("PRAGMA foreign_keys=OFF")
+        c.execute("PRAGMA cache_size=-4000")  # 4 MB a connection: many threads, one page cache each
 
     def _make_schema(self, c: sqlite3.Connection) -> None:
         with self._lock:
