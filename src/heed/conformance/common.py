@@ -296,9 +296,9 @@ def pacing(r: Runs) -> Proof:
         # shortest gap is the cap's (a floor, and within a second of it), and none is 30 s. A gap
         # past the cap and short of that is a turn that waited for something else (AUBE-11's one
         # request over all hosts, the queue's whole seconds on AWS), never the delay asked.
-        cap, asked = pace.cap_s * seen.scale, 30.0
+        cap, crawl_delay = pace.cap_s * seen.scale, 30.0
         g = seen.gaps("capped")
-        proof.that(bool(g) and cap <= min(g) < cap + 1 and max(g) < asked,
+        proof.that(bool(g) and cap <= min(g) < cap + 1 and max(g) < crawl_delay,
                    f"Crawl-delay 30 s capped at {pace.cap_s:g} s ({secs(cap)} here): gaps "
                    f"{secs(min(g, default=0))}-{secs(max(g, default=0))}")
     pairs = r["common"].overlaps() + seen.overlaps()
