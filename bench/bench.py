@@ -231,7 +231,8 @@ def report(res: dict[str, Any]) -> str:
         lines += ["  ".join(str(c).ljust(width[i]) for i, c in enumerate(r)) for r in rows]
     h = res.get("heed")
     if h and engine == "embedded":
-        lines.append(f"Heed: `{h['command']}` ({h['workers']} processes x {h['threads']} threads), wall "
+        shape = f"{h['threads']} threads" if h["threads"] else "threads as the work asks"
+        lines.append(f"Heed: `{h['command']}` ({h['workers']} processes x {shape}), wall "
                      f"{h['wall_s']:.1f} s from start to exit, {h['events']} events, {h['left']} tokens left, "
                      f"{h['failures']} failures")
         if h.get("pools"):
