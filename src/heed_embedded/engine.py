@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -47,7 +47,6 @@ from heed_embedded.store import SqliteStore
 __all__ = ["Engine", "EmbeddedCrawler", "SlotTransport", "key_file_signer", "longest_gap", "recovery_hold"]
 
 POLL_S = 0.2  # how often an idle loop looks at the queue for what another process sent
-AHEAD = 8  # due tokens taken in one receive beyond the free slots, for the next slots to come free
 
 
 INTERRUPTED_TWICE = "interrupted_twice"
@@ -296,7 +295,6 @@ class Engine:
         still waiting (hidden) when it returns."""
         slots = self.slots
         pool = TurnPool("heed-turn", on_exit=self.db.close_thread)
-        ready: deque[list[Message]] = deque()  # received, not started yet (no slot was free)
         try:
             while stop is None or not stop.is_set():
                 with self._cond:
@@ -307,15 +305,12 @@ class Engine:
                 now = self.clock.now()
                 nxt = self.queue.next_visible()
                 due = nxt is not None and nxt <= now
-                if free > 0 and due and not ready:
-                    # While hosts are due, a few more than the free slots in one transaction: the
-                    # next slots to come free start them without a write of the loop's own.
-                    ready += _batches(self.queue.receive(max(free, AHEAD) * self.batch, self.session), self.batch)
-                groups = [ready.popleft() for _ in range(min(free, len(ready)))]
+                msgs = self.queue.receive(free * self.batch, self.session) if free > 0 and due else []
+                groups = _batches(msgs, self.batch)
                 slots.start(len(groups))
                 for group in groups:
                     pool.submit(partial(self._batch, group))
-                if groups:
+                if msgs:
                     continue
                 with self._cond:
                     if self._wakeups:
@@ -328,8 +323,6 @@ class Engine:
                     else:
                         timeout = max(0.0005, min(poll_s, nxt - now))
                     self._cond.wait(timeout)
-            if ready:  # back on the queue at once, for the next process to start
-                self.queue.hide([(m.receipt, 0.0) for group in ready for m in group])
             with self._cond:
                 while slots.busy:
                     self._cond.wait(0.5)
