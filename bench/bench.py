@@ -27,7 +27,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from fixture_web import make_hosts  # noqa: E402
+from fixture_web import Host, add_latency_arguments, describe_latency, make_hosts  # noqa: E402
 
 SIZES = {  # name: (hosts, requests per host, delay d in seconds)
     "smoke": (10, 5, 1.0),
@@ -35,7 +35,6 @@ SIZES = {  # name: (hosts, requests per host, delay d in seconds)
     "1000x5": (1000, 5, 2.0),
     "10000x3": (10000, 3, 2.0),
 }
-LATENCY_S = 0.02
 
 # eu-west-1 (Ireland) list prices, read 2026-11 from aws.amazon.com/<service>/pricing; DynamoDB's
 # on-demand prices are those after the 50 % cut of November 2024. Free tiers are left out.
@@ -70,21 +69,22 @@ class SiteView:
         return self.ideal_s / self.span_s if self.span_s else 0.0
 
 
-def site_view(log: list[dict[str, Any]], hosts: dict[str, Any], delay: float) -> SiteView:
+def site_view(log: list[dict[str, Any]], hosts: dict[str, Host], delay: float) -> SiteView:
     by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in log:
         by_host[r["host"]].append(r)
     ratios: list[float] = []
     violations = 0
-    ideal = 0.0
+    # The same ideal for every crawler: the slowest host's polite requests (robots.txt, the feed,
+    # the articles it allows), their latencies and the gaps between them, end to start.
+    ideal = max((h.ideal_span(delay) for h in hosts.values()), default=0.0)
     for ip, recs in by_host.items():
         recs.sort(key=lambda r: r["t_start"])
-        required = max(delay, hosts[ip].crawl_delay or 0.0)
+        required = hosts[ip].required_gap(delay)
         for a, b in pairwise(recs):
             gap = b["t_start"] - a["t_end"]
             ratios.append(gap / required)
             violations += gap < required - 0.001
-        ideal = max(ideal, (len(recs) - 1) * required + len(recs) * LATENCY_S)
     span = (max(r["t_end"] for r in log) - min(r["t_start"] for r in log)) if log else 0.0
     ratios.sort()
     p99 = ratios[min(len(ratios) - 1, int(0.99 * len(ratios)))] if ratios else 0.0
@@ -118,7 +118,7 @@ def cost_inputs(res: dict[str, Any]) -> dict[str, Any]:
     return {
         "measured": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "python": platform.python_version(), "size": res["size"], "pages": pages,
-        "bench_latency_s": LATENCY_S, "fetcher_memory_mb": h["fetcher_memory_mb"],
+        "bench_latency_s": res["mean_latency_s"], "fetcher_memory_mb": h["fetcher_memory_mb"],
         "per_page": {
             "billed_s": h["billed_s"] / pages, "cpu_s": h["cpu_s"] / pages,
             "fetcher_invocations": h["invocations"] / pages,
@@ -144,15 +144,26 @@ def _run_side(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def load_avg() -> float:
+    """The machine's 1-minute load average (other jobs share it: each figure is read beside it)."""
+    return os.getloadavg()[0]
+
+
 def run_size(name: str, hosts_n: int, pages: int, delay: float, sides: list[str], engine: str = "aws",
-             workers: int = 0, sync: str | None = None, threads: int = 0) -> dict[str, Any]:
-    hosts = {h.ip: h for h in make_hosts(hosts_n, pages, delay)}
+             workers: int = 0, sync: str | None = None, threads: int = 0, latency: float | None = None,
+             mix: bool = False, seed: int = 1, keep_logs: Path | None = None) -> dict[str, Any]:
+    host_list = make_hosts(hosts_n, pages, delay, latency, mix, seed)
+    hosts = {h.ip: h for h in host_list}
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    out: dict[str, Any] = {"size": name, "hosts": hosts_n, "pages": pages, "delay": delay, "engine": engine}
+    out: dict[str, Any] = {"size": name, "hosts": hosts_n, "pages": pages, "delay": delay, "engine": engine,
+                           "latency": describe_latency(host_list),
+                           "mean_latency_s": sum(h.latency for h in host_list) / max(1, len(host_list))}
+    latency_args = ["--latency-mix", "--seed", str(seed)] if mix else (
+        ["--latency", str(latency)] if latency is not None else [])
     with tempfile.TemporaryDirectory() as tmp:
         log_path = Path(tmp) / "web.jsonl"
         web = subprocess.Popen([_python(), str(HERE / "fixture_web.py"), "--hosts", str(hosts_n), "--pages",
-                                str(pages), "--delay", str(delay), "--latency", str(LATENCY_S), "--log", str(log_path)],
+                                str(pages), "--delay", str(delay), *latency_args, "--log", str(log_path)],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         assert web.stdout is not None and web.stdin is not None
         ready = web.stdout.readline()
@@ -174,10 +185,16 @@ def run_size(name: str, hosts_n: int, pages: int, delay: float, sides: list[str]
                 if side == "heed" and engine == "embedded":
                     extra = ((["--workers", str(workers)] if workers else []) + (["--sync", sync] if sync else [])
                              + (["--threads", str(threads)] if threads else []))
+                load0 = load_avg()
                 t0 = time.monotonic()
                 result = _run_side([_python(), str(HERE / script), *args, *extra], env)
                 result["process_wall_s"] = time.monotonic() - t0
-                result["site"] = site_view(dump(), hosts, delay).__dict__
+                result["load"] = [load0, load_avg()]
+                log = dump()
+                if keep_logs is not None:
+                    keep_logs.mkdir(parents=True, exist_ok=True)
+                    (keep_logs / f"{name}-{side}.jsonl").write_text(log_path.read_text())
+                result["site"] = site_view(log, hosts, delay).__dict__
                 out[side] = result
         finally:
             web.stdin.write("quit\n")
@@ -191,8 +208,8 @@ def _fmt(v: float, unit: str = "", digits: int = 2) -> str:
 
 
 def report(res: dict[str, Any]) -> str:
-    lines = [f"== {res['size']}: {res['hosts']} hosts x {res['pages']} requests, d = {res['delay']} s "
-             f"(every 4th host Crawl-delay {2 * res['delay']:g} s), latency {LATENCY_S * 1000:.0f} ms"]
+    lines = [f"== {res['size']}: {res['hosts']} hosts x {res['pages']} requests, d = {res['delay']:g} s "
+             f"(every 4th host Crawl-delay {2 * res['delay']:g} s), {res['latency']}"]
     engine = res.get("engine", "aws")
     rows = [("", f"heed ({engine})", "scrapy")]
 
@@ -208,14 +225,19 @@ def report(res: dict[str, Any]) -> str:
          lambda r: f"{r['site']['ratio_median']:.2f}, {r['site']['ratio_p99']:.2f}, {r['site']['ratio_min']:.2f}")
     both("CPU per page", lambda r: _fmt(1000 * r["cpu_s"] / max(1, r["site"]["requests"]), " ms", 1))
     both("peak RSS", lambda r: _fmt(r["rss_mb"], " MB", 0))
+    both("machine load (1 min), before / after", lambda r: f"{r['load'][0]:.2f} / {r['load'][1]:.2f}")
     width = [max(len(str(r[i])) for r in rows) for i in range(3)]
     if "heed" in res or "scrapy" in res:
         lines += ["  ".join(str(c).ljust(width[i]) for i, c in enumerate(r)) for r in rows]
     h = res.get("heed")
     if h and engine == "embedded":
-        lines.append(f"Heed: `{h['command']}` ({h['workers']} processes x {h['threads']} threads), wall "
+        shape = f"{h['threads']} threads" if h["threads"] else "threads as the work asks"
+        lines.append(f"Heed: `{h['command']}` ({h['workers']} processes x {shape}), wall "
                      f"{h['wall_s']:.1f} s from start to exit, {h['events']} events, {h['left']} tokens left, "
                      f"{h['failures']} failures")
+        if h.get("pools"):
+            lines.append("  threads of each process at most: " + ", ".join(
+                f"{p['peak']} (cap {p['cap']}, most requests in flight {p['in_flight']})" for p in h["pools"]))
         if "scrapy" in res:
             ratio = (h["cpu_s"] / max(1, h["site"]["requests"])) / max(
                 1e-9, res["scrapy"]["cpu_s"] / max(1, res["scrapy"]["site"]["requests"]))
@@ -261,6 +283,14 @@ def ceiling_line(c: dict[str, Any]) -> str:
             f"on `requests` spans at least {ceiling_floor(c):.1f} s here, efficiency at most {ceiling_bound(c):.2f}")
 
 
+def _memory() -> str:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            return f"{int(f.readline().split()[1]) / 2**20:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        return "memory unknown"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", action="append", choices=sorted(SIZES) + ["all"],
@@ -274,8 +304,13 @@ def main() -> None:
                          "SQLite, the command a user runs, timed from outside)")
     ap.add_argument("--workers", type=int, default=0, help="--engine embedded: heed serve --workers N")
     ap.add_argument("--threads", type=int, default=0, help="--engine embedded: heed serve --threads N")
+    ap.add_argument("--delay", type=float, default=None, metavar="D",
+                    help="the gap d every site asks for (default: the size's, 1 s up to 200x10, 2 s above)")
+    add_latency_arguments(ap)
     ap.add_argument("--sync", choices=["full", "normal"], help="--engine embedded: heed serve --sync")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument("--keep-logs", metavar="DIR", type=Path,
+                    help="keep what the sites logged of each side (DIR/SIZE-SIDE.jsonl: a request a line)")
     ap.add_argument("--cost-inputs", metavar="FILE",
                     help="write what `heed cost` reads: Heed's per-page figures of the largest size run")
     ap.add_argument("--check", action="store_true",
@@ -284,12 +319,17 @@ def main() -> None:
     sizes = args.size or ["smoke"]
     if "all" in sizes:
         sizes = list(SIZES)
-    sides = args.side or ["heed", "scrapy", "ceiling"]
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
-          f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}")
+    latency_set = args.latency_mix or args.latency is not None
+    # The ceiling is the machine's rate at the base latency: with sites that take longer, the
+    # bound it gives is the same and no longer a figure of this run.
+    sides = args.side or (["heed", "scrapy"] if latency_set else ["heed", "scrapy", "ceiling"])
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {_memory()}, {platform.python_implementation()} "
+          f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}, load {load_avg():.2f}")
     results = []
     for name in sizes:
-        res = run_size(name, *SIZES[name], sides, args.engine, args.workers, args.sync, args.threads)
+        hosts_n, pages, delay = SIZES[name]
+        res = run_size(name, hosts_n, pages, args.delay if args.delay is not None else delay, sides, args.engine,
+                       args.workers, args.sync, args.threads, args.latency, args.latency_mix, args.seed, args.keep_logs)
         results.append(res)
         print(report(res), flush=True)
     if args.json:

@@ -108,6 +108,7 @@ def main() -> None:
             raise SystemExit(f"heed serve exited {code}:\n{err_path.read_text()[-3000:]}")
         stop: dict[str, Any] = {}
         start: dict[str, Any] = {}
+        pools: list[dict[str, Any]] = []  # each process's threads, as its engine reports them on stopping
         for line in out_path.read_text(encoding="utf-8").splitlines():
             if line.startswith("{"):
                 rec = json.loads(line)
@@ -115,11 +116,13 @@ def main() -> None:
                     stop = rec
                 elif rec.get("event") == "start":
                     start = rec
+                elif rec.get("event") == "threads":
+                    pools.append({k: rec.get(k) for k in ("peak", "cap", "in_flight")})
     print(json.dumps({
         "engine": "embedded", "command": " ".join(["heed", *cmd[len(heed_command()):]]),
         "requests": stop.get("requests", 0), "left": stop.get("waiting", 0), "events": stop.get("events", 0),
         "failures": stop.get("failures", 0), "wall_s": wall, "workers": start.get("workers"),
-        "threads": start.get("threads"),
+        "threads": start.get("threads"), "pools": pools,
         "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
         "sys_s": after.ru_stime - before.ru_stime, "rss_mb": peak[0] / 1024,
     }))

@@ -39,8 +39,9 @@ def register(subparsers: Any) -> None:
                                                        "is left within --patience")
     p.add_argument("--workers", type=count, default=0, metavar="N",
                    help="processes crawling side by side (default: one per core)")
-    p.add_argument("--threads", type=count, default=16, metavar="N", help="requests at once in each process "
-                   "(default 16; the profile's politeness.max_in_flight caps the total)")
+    p.add_argument("--threads", type=count, default=0, metavar="N", help="requests at once in each process, "
+                   "fixed (default: as many as the hosts due and the sites' answer times ask for, within the "
+                   "machine's memory and file descriptors); the profile's politeness.max_in_flight caps the total")
     p.add_argument("--patience", type=seconds, default=None, metavar="S",
                    help="--once: seconds to wait for deferred work before ending (default: the profile's gaps)")
     p.add_argument("--grace", type=seconds, default=GRACE_S, metavar="S",
@@ -135,7 +136,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 print(f"heed: sources from {args.sources}: {counts['added']} added, {counts['updated']} updated, "
                       f"{counts['unchanged']} unchanged", file=sys.stderr)
             patience = args.patience if args.patience is not None else default_patience(profile)
-            opts = ServeOptions(once=args.once, workers=args.workers, threads=max(1, args.threads),
+            opts = ServeOptions(once=args.once, workers=args.workers, threads=args.threads,
                                 patience_s=patience, allow_private=args.allow_private, quiet=args.quiet,
                                 grace_s=args.grace, synchronous=args.sync.upper())
             summary = serve(profile, state, opts, webhook=webhook, retention=keep)

@@ -271,6 +271,20 @@ class Database:
         c.execute("PRAGMA foreign_keys=OFF")
         c.execute("PRAGMA cache_size=-4000")  # 4 MB a connection: many threads, one page cache each
 
+    def close_thread(self) -> None:
+        """Close this thread's connection, if it has one (a thread that ends: its connection, its
+        page cache and its file descriptors go with it)."""
+        c: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if c is None or getattr(self._local, "open", False):
+            return
+        del self._local.conn
+        with self._all_lock:
+            self._all = [x for x in self._all if x is not c]
+        try:
+            c.close()
+        except sqlite3.Error:
+            pass
+
     def _make_schema(self, c: sqlite3.Connection) -> None:
         with self._lock:
             if self._ready:

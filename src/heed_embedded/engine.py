@@ -2,20 +2,27 @@
 feeds it from the work queue.
 
 The loop is Lambda's event source mapping on one machine: it takes the visible tokens (up to
-one batch per free thread, ``batch`` hosts a batch), runs each batch on a thread of its own
+one batch per free slot, ``batch`` hosts a batch), runs each batch on a thread of its own
 (``service.process_batch``), and when nothing is visible it waits until the next hidden token
 comes due (or this process sent, hid or acknowledged one; or ``poll_s`` passed, for another
-process's). Nothing sleeps to be polite: a host that must wait is a hidden token. ``threads`` is
-how many turns run at once in this process (a profile's ``politeness.max_in_flight`` caps it:
-AUBE-11's one request at a time over all hosts)."""
+process's). Nothing sleeps to be polite: a host that must wait is a hidden token.
+
+How many turns run at once follows the work (``heed_embedded.concurrency``): the turns not
+waiting on a site are kept to a few (``ACTIVE_TURNS``), those waiting on a site are as many as
+come, so requests in flight grow with the hosts due and with how long sites take to answer,
+up to what the machine's memory and file descriptors allow a process and a profile's
+``politeness.max_in_flight`` (AUBE-11's one request at a time over all hosts). ``threads``
+given (``heed serve --threads N``) is a fixed pool instead: N turns at once, waiting or not.
+None of it touches a gap: a host is one token, one turn at a time, and its gap is its hidden
+token's."""
 from __future__ import annotations
 
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from heed_core import politeness
@@ -24,11 +31,12 @@ from heed_core.crawl import Crawler, TurnResult
 from heed_core.drain import Pending
 from heed_core.errors import ConfigError
 from heed_core.hoststate import HostRecord, HostView
-from heed_core.ports import Clock, FetchResult, Transport
+from heed_core.ports import Clock, FetchRequest, FetchResult, Transport
 from heed_core.profile import Profile
 from heed_core.store import Journal, Results
 from heed_core.turn import Plan, TokenIn, host_gap
 
+from heed_embedded.concurrency import ACTIVE_TURNS, Slots, TurnPool, concurrency_cap
 from heed_embedded.db import Database
 from heed_embedded.queue import Message, WorkQueue
 from heed_embedded.results import SqliteResults
@@ -36,7 +44,7 @@ from heed_embedded.scheduler import META_KEY, tick
 from heed_embedded.service import process_batch
 from heed_embedded.store import SqliteStore
 
-__all__ = ["Engine", "EmbeddedCrawler", "key_file_signer", "longest_gap", "recovery_hold"]
+__all__ = ["Engine", "EmbeddedCrawler", "SlotTransport", "key_file_signer", "longest_gap", "recovery_hold"]
 
 POLL_S = 0.2  # how often an idle loop looks at the queue for what another process sent
 
@@ -118,6 +126,46 @@ class EmbeddedCrawler(Crawler):
         self.marks.clear_attempt()
 
 
+class SlotTransport:
+    """The engine's transport as its turns use it: a turn gives its slot back while it waits on
+    the network (``Slots.give``: DNS and the connection; the request and its answer) and takes
+    one for the work between and after (``Slots.take``: the mark of the request, once
+    connected; the answer), never waiting for one while its thread holds the database's write
+    lock (every other turn could be waiting for that lock)."""
+
+    before_send: Callable[[Callable[[], None] | None], None]  # the inner transport's hook, if it has one
+
+    def __init__(self, inner: Transport, slots: Slots, db: Database) -> None:
+        self.inner = inner
+        self.slots = slots
+        self.db = db
+        if callable(getattr(inner, "before_send", None)):
+            self.before_send = self._before_send
+
+    def fetch(self, request: FetchRequest) -> FetchResult:
+        self.slots.give()
+        try:
+            return self.inner.fetch(request)
+        finally:
+            self.slots.take("answer", now=self.db.in_write())
+
+    def _before_send(self, hook: Callable[[], None] | None) -> None:
+        if hook is None:
+            self.inner.before_send(None)  # type: ignore[attr-defined]
+            return
+
+        def marked() -> None:
+            self.slots.take("mark", now=self.db.in_write())
+            try:
+                hook()
+            finally:
+                self.slots.give()
+        self.inner.before_send(marked)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)  # refusal: the transport's own
+
+
 def key_file_signer(profile: Profile) -> Any:
     """The Web Bot Auth signer of a bot run on this machine (its key file), or None when the
     profile does not sign; ``ConfigError``, one line, when it cannot sign (never unsigned)."""
@@ -157,11 +205,13 @@ class Engine:
     """The crawl of ``profile`` on ``db`` in this process: ``tick`` starts rounds, ``run`` feeds
     the crawler until stopped or idle, ``recover`` makes safe the hosts a dead process held.
     ``session`` names this process's hold on the tokens it takes; ``clock`` is the crawl's
-    (wall time in a state directory, a simulated one in a conformance run)."""
+    (wall time in a state directory, a simulated one in a conformance run). ``threads``: 0 (the
+    default) follows the work, N > 0 is N turns at once, fixed; ``processes``: how many engines
+    share the machine with this one (and the profile's ``max_in_flight``)."""
 
     def __init__(self, profile: Profile, db: Database, clock: Clock, journal: Journal, *, session: str,
-                 threads: int = 16, batch: int = 1, allow_private: bool = False, resolver: Resolver | None = None,
-                 signer: Any = None, transport: Transport | None = None,
+                 threads: int = 0, processes: int = 1, batch: int = 1, allow_private: bool = False,
+                 resolver: Resolver | None = None, signer: Any = None, transport: Transport | None = None,
                  log: Callable[[str, dict[str, Any]], None] | None = None,
                  results: Results | None = None) -> None:
         self.profile = profile
@@ -169,13 +219,16 @@ class Engine:
         self.clock = clock
         self.journal = journal
         self.session = session
+        cap, self.bound = (threads, "--threads") if threads > 0 else concurrency_cap(processes)
         limit = profile.politeness.max_in_flight
-        self.threads = max(1, min(threads, int(limit))) if limit else max(1, threads)
+        if limit and int(limit) // max(1, processes) < cap:
+            # AUBE-11: requests at once over all hosts and every process (a turn one request at a time).
+            cap, self.bound = max(1, int(limit) // max(1, processes)), "politeness.max_in_flight"
+        self.slots = Slots(cap, cap if threads > 0 else ACTIVE_TURNS, self._wake)
         self.batch = max(1, batch)
         self.log = log or (lambda event, fields: None)
         self._cond = threading.Condition()
         self._wakeups = 0
-        self._busy = 0
         self.counts: Counter[str] = Counter()
         self._count_lock = threading.Lock()
         self.store = SqliteStore(db, clock.now)
@@ -186,10 +239,10 @@ class Engine:
         if agenda.extractor == "bedrock" and agenda.bedrock_model_id:
             raise ConfigError(f"{p.name}: tasks.agenda.extractor is bedrock, an AWS service: on one machine use "
                               "extractor: structured (or deploy the stack)")
-        self.transport = transport or RequestsTransport(
+        self.transport: Transport = SlotTransport(transport or RequestsTransport(
             user_agent=p.user_agent, clock=clock, allow_private=allow_private,
             connect_timeout_s=p.fetch.connect_timeout_s, read_timeout_s=p.fetch.read_timeout_s,
-            total_deadline_s=p.fetch.total_deadline_s, resolver=resolver, signer=signer)
+            total_deadline_s=p.fetch.total_deadline_s, resolver=resolver, signer=signer), self.slots, db)
         render: Callable[[str, int], FetchResult] | None = None
         endpoint = agenda.render_endpoint
         if endpoint:
@@ -232,8 +285,7 @@ class Engine:
 
     # --- the loop --------------------------------------------------------------------------------------
     def busy(self) -> int:
-        with self._cond:
-            return self._busy
+        return self.slots.busy
 
     def run(self, stop: threading.Event | None = None, *, until_idle: float | None = None,
             poll_s: float = POLL_S) -> int:
@@ -241,37 +293,43 @@ class Engine:
         requests in flight end and are committed), or, with ``until_idle``, until no token is held
         or visible and none comes due within ``until_idle`` seconds. Returns how many tokens are
         still waiting (hidden) when it returns."""
-        with ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="heed-turn") as pool:
+        slots = self.slots
+        pool = TurnPool("heed-turn", on_exit=self.db.close_thread)
+        try:
             while stop is None or not stop.is_set():
                 with self._cond:
-                    free = self.threads - self._busy
                     self._wakeups = 0
+                free = slots.free()
                 # A read first: a receive is a write (the database's lock), and most wake-ups
                 # (a turn ended) find nothing due.
                 now = self.clock.now()
                 nxt = self.queue.next_visible()
                 due = nxt is not None and nxt <= now
                 msgs = self.queue.receive(free * self.batch, self.session) if free > 0 and due else []
+                groups = _batches(msgs, self.batch)
+                slots.start(len(groups))
+                for group in groups:
+                    pool.submit(partial(self._batch, group))
                 if msgs:
-                    for group in _batches(msgs, self.batch):
-                        with self._cond:
-                            self._busy += 1
-                        pool.submit(self._batch, group)
                     continue
                 with self._cond:
                     if self._wakeups:
                         continue
-                    if until_idle is not None and self._busy == 0 and (nxt is None or nxt - now > until_idle):
+                    if until_idle is not None and slots.busy == 0 and (nxt is None or nxt - now > until_idle):
                         if self.queue.counts()["held"] == 0:
                             break
-                    if self._busy >= self.threads or nxt is None:
+                    if slots.free() == 0 or nxt is None:
                         timeout = poll_s
                     else:
                         timeout = max(0.0005, min(poll_s, nxt - now))
                     self._cond.wait(timeout)
             with self._cond:
-                while self._busy:
+                while slots.busy:
                     self._cond.wait(0.5)
+        finally:
+            pool.close()
+        self.log("threads", {"peak": pool.peak, "cap": slots.cap, "bound": self.bound, "active": slots.active_cap,
+                             "in_flight": slots.peak_waiting})
         return int(self.queue.counts()["waiting"])
 
     def _batch(self, msgs: list[Message]) -> None:
@@ -291,10 +349,7 @@ class Engine:
             except Exception:  # noqa: BLE001 - the visibility timeout brings them back
                 pass
         finally:
-            with self._cond:
-                self._busy -= 1
-                self._wakeups += 1
-                self._cond.notify_all()
+            self.slots.end()
 
     # --- a process that died -----------------------------------------------------------------------------
     def recover(self, released: list[tuple[str, str]]) -> list[str]:

@@ -57,7 +57,7 @@ _PRUNE_S = 3600.0
 class ServeOptions:
     once: bool = False
     workers: int = 0  # processes, this one included (0: one per core)
-    threads: int = 16  # turns at once in each process
+    threads: int = 0  # turns at once in each process (0: as many as the work asks, Engine's docstring)
     batch: int = 1
     patience_s: float = 15.0  # --once: how long to wait for hidden work before ending
     allow_private: bool = False
@@ -133,7 +133,8 @@ def _journal(db: Database, log: JsonLog, tally: _Tally) -> SqliteJournal:
 def _engine(profile: Profile, db: Database, state_path: Path, opts: ServeOptions, session: str, log: JsonLog,
             tally: _Tally) -> tuple[Engine, SqliteJournal]:
     journal = _journal(db, log, tally)
-    engine = Engine(profile, db, SystemClock(), journal, session=session, threads=opts.threads, batch=opts.batch,
+    engine = Engine(profile, db, SystemClock(), journal, session=session, threads=opts.threads,
+                    processes=max(1, opts.workers), batch=opts.batch,
                     allow_private=opts.allow_private, signer=key_file_signer(profile), log=log)
     original = engine.count
 
@@ -202,7 +203,8 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
     if limit:
         # AUBE-11: requests at once over all hosts: one thread makes one request at a time.
         workers = max(1, min(workers, int(limit)))
-    threads = max(1, min(opts.threads, -(-int(limit) // workers))) if limit else opts.threads
+    # (a share each, rounded down: the processes' shares never add up to more than the limit)
+    threads = max(1, min(opts.threads or int(limit), int(limit) // workers)) if limit else opts.threads
     opts = ServeOptions(**{**asdict(opts), "threads": threads, "workers": workers})
     ctx = multiprocessing.get_context("spawn")
     own = _Tally(ctx.Array("q", len(_STATS), lock=False))

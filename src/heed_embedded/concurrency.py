@@ -1,0 +1,218 @@
+"""How many turns one process of the embedded engine runs at once: as many as the work asks for.
+
+A turn is work (its plan, the parse of the answer, the commit) around waits on the network (DNS
+and the connection; the request and its answer). ``Slots`` keeps the turns at work at ``active``
+or fewer, and lets as many turns wait on the network as come, up to ``cap``: while sites take
+their time more turns start, and requests in flight are what Little's law says, the rate at
+which hosts come due (bounded by the CPU) times how long sites take to answer: a few for sites
+on loopback, hundreds for slow ones, as many as the hosts due when all of them wait on slow
+sites. A turn whose wait is over takes a slot again before any new turn starts (the mark of a
+request about to leave first, then the answers, oldest first): what was started is finished
+first, and only ``active`` turns ever compete for the CPU and the database's write lock (each
+of them waits less for it, and the queue's order of due tokens, the longest chains first,
+still says who is served first).
+
+``cap`` is what the machine allows a process (``concurrency_cap``: the memory available, the
+file descriptors, the address space), lower when the profile caps requests at once
+(``politeness.max_in_flight``: AUBE-11's one over all hosts); ``TurnPool`` gives each turn a
+thread, started when none is idle and ended after ``IDLE_THREAD_S`` with nothing to do."""
+from __future__ import annotations
+
+import resource
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+__all__ = ["ACTIVE_TURNS", "Slots", "TurnPool", "concurrency_cap"]
+
+ACTIVE_TURNS = 16  # turns of one process at work at once (the old fixed pool's size: 4, 8 and 32 did no better)
+IDLE_THREAD_S = 30.0  # a turn's thread with nothing to do for this long ends
+MAX_TURNS = 1024  # turns at once in one process, whatever the machine allows
+# What a turn in flight may hold: its thread's stack, a page and its parse, its thread's SQLite
+# connection and page cache (``Database.conn``: one a thread, up to 4 MB). The bench's turns hold
+# under 1 MB (10,000 hosts at the mix of latencies: 380 MB for 340 threads); a real site's page
+# is bigger.
+TURN_MEMORY = 6 << 20
+FDS_PER_TURN = 3  # a request's socket, its thread's connection to the database and its WAL
+FD_MARGIN = 64  # the logs, the lock files, the interpreter's own
+
+
+def _memory_available() -> int | None:
+    """Bytes of memory this process may still take: the kernel's MemAvailable, or less when its
+    cgroup (a systemd ``MemoryMax=``, a container's limit) leaves less."""
+    found: list[int] = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            found += [int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")]
+        with open("/proc/self/cgroup", encoding="ascii") as f:
+            group = next((line.strip()[3:] for line in f if line.startswith("0::")), None)
+        if group is not None:
+            with open(f"/sys/fs/cgroup{group}/memory.max", encoding="ascii") as f:
+                limit = f.read().strip()
+            if limit != "max":
+                with open(f"/sys/fs/cgroup{group}/memory.current", encoding="ascii") as f:
+                    found.append(int(limit) - int(f.read()))
+    except (OSError, ValueError):
+        pass
+    return max(0, min(found)) if found else None
+
+
+def concurrency_cap(processes: int = 1) -> tuple[int, str]:
+    """How many turns one of ``processes`` processes may have in flight on this machine, and what
+    bounds it: half the memory available, shared by the processes, at ``TURN_MEMORY`` a turn;
+    the file descriptors (``RLIMIT_NOFILE``, its soft limit first raised towards the hard one,
+    as systemd asks of a program that needs more) at ``FDS_PER_TURN`` a turn; a finite
+    ``RLIMIT_AS`` at a thread's stack a turn; at most ``MAX_TURNS``."""
+    processes = max(1, processes)
+    bounds = {"MAX_TURNS": MAX_TURNS}
+    available = _memory_available()
+    if available is not None:
+        bounds["memory"] = available // 2 // processes // TURN_MEMORY
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = MAX_TURNS * FDS_PER_TURN + FD_MARGIN
+    if soft != resource.RLIM_INFINITY and soft < want:
+        raised = want if hard == resource.RLIM_INFINITY else min(hard, want)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+        except (OSError, ValueError):
+            pass
+    if soft != resource.RLIM_INFINITY:
+        bounds["RLIMIT_NOFILE"] = (soft - FD_MARGIN) // FDS_PER_TURN
+    space = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if space != resource.RLIM_INFINITY:
+        bounds["RLIMIT_AS"] = space // 2 // processes // (threading.stack_size() or 8 << 20)
+    bound = min(bounds, key=lambda k: bounds[k])
+    return max(1, bounds[bound]), bound
+
+
+class Slots:
+    """The turns of one process (the module's docstring): at most ``cap`` in flight, at most
+    ``active`` of them at work; with ``active >= cap`` (a fixed pool) a turn keeps its slot
+    from start to end. Otherwise a turn gives its slot back (``give``) for every wait on the
+    network and takes one again (``take``) for the work after it, waiting for one if none is
+    free: the mark of its request (``"mark"``) before the answers (``"answer"``), and both
+    before new turns. The loop asks ``free`` and ``start``s that many turns; a turn calls
+    ``end`` when it is over. ``wake`` tells the loop a slot came free (never called under
+    this object's lock)."""
+
+    def __init__(self, cap: int, active: int, wake: Callable[[], None]) -> None:
+        self.cap = max(1, cap)
+        self.active_cap = max(1, min(active, self.cap))
+        self.fixed = self.active_cap >= self.cap
+        self._wake = wake
+        self._lock = threading.Lock()
+        self.busy = 0  # turns in flight
+        self.active = 0  # turns holding a slot
+        self.waiting = 0  # turns waiting on the network
+        self.peak_waiting = 0
+        self._marks: deque[threading.Event] = deque()  # turns waiting for a slot to mark their request
+        self._answers: deque[threading.Event] = deque()  # turns waiting for a slot for their answer
+
+    def _hand_over(self) -> None:
+        """Free slots to the turns waiting for one (under the lock)."""
+        while self.active < self.active_cap and (self._marks or self._answers):
+            self.active += 1
+            (self._marks or self._answers).popleft().set()
+
+    def free(self) -> int:
+        """How many new turns may start now."""
+        with self._lock:
+            owed = len(self._marks) + len(self._answers)
+            return max(0, min(self.cap - self.busy, self.active_cap - self.active - owed))
+
+    def start(self, n: int) -> None:
+        with self._lock:
+            self.busy += n
+            self.active += n
+
+    def give(self) -> None:
+        """The turn waits on the network: its slot goes to another."""
+        with self._lock:
+            self.waiting += 1
+            self.peak_waiting = max(self.peak_waiting, self.waiting)
+            if self.fixed:
+                return
+            self.active -= 1
+            self._hand_over()
+        self._wake()
+
+    def take(self, why: str, *, now: bool = False) -> None:
+        """The turn has work again (``"mark"`` or ``"answer"``): it waits for a slot (``now``: it
+        takes one at once, over ``active`` if need be: its thread holds what other turns may
+        be waiting for, the database's write lock)."""
+        with self._lock:
+            self.waiting -= 1
+            if self.fixed:
+                return
+            if now or (self.active < self.active_cap and not self._marks and (why == "mark" or not self._answers)):
+                self.active += 1
+                return
+            given = threading.Event()
+            (self._marks if why == "mark" else self._answers).append(given)
+        given.wait()
+
+    def end(self) -> None:
+        with self._lock:
+            self.busy -= 1
+            self.active -= 1
+            self._hand_over()
+        self._wake()
+
+
+class TurnPool:
+    """Threads for the engine's turns, as many as it asks for: a turn submitted runs on an idle
+    thread, or a new one when none is idle; a thread idle for ``idle_s`` ends, ``on_exit`` (its
+    database connection closed) called on it first. How many turns run at once is ``Slots``'s
+    to decide, never the pool's."""
+
+    def __init__(self, name: str, *, idle_s: float = IDLE_THREAD_S,
+                 on_exit: Callable[[], None] | None = None) -> None:
+        self.name = name
+        self.idle_s = idle_s
+        self.on_exit = on_exit
+        self._cond = threading.Condition()
+        self._jobs: deque[Callable[[], None]] = deque()
+        self._idle = 0
+        self._closed = False
+        self._started = 0
+        self.threads = 0
+        self.peak = 0  # the most threads it had at once
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._cond:
+            self._jobs.append(job)
+            if self._idle >= len(self._jobs):
+                self._cond.notify()
+                return
+            self.threads += 1
+            self._started += 1
+            self.peak = max(self.peak, self.threads)
+            name = f"{self.name}-{self._started}"
+        threading.Thread(target=self._work, name=name, daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                self._idle += 1
+                until = time.monotonic() + self.idle_s
+                while not self._jobs and not self._closed and (left := until - time.monotonic()) > 0:
+                    self._cond.wait(left)
+                self._idle -= 1
+                if not self._jobs:
+                    self.threads -= 1
+                    break
+                job = self._jobs.popleft()
+            try:
+                job()
+            except BaseException:  # noqa: BLE001 - the job's own, as a ThreadPoolExecutor's future holds it
+                pass
+        if self.on_exit is not None:
+            self.on_exit()
+
+    def close(self) -> None:
+        """Idle threads end now (a job still queued runs first)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
