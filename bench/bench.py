@@ -151,7 +151,7 @@ def load_avg() -> float:
 
 def run_size(name: str, hosts_n: int, pages: int, delay: float, sides: list[str], engine: str = "aws",
              workers: int = 0, sync: str | None = None, threads: int = 0, latency: float | None = None,
-             mix: bool = False, seed: int = 1, keep_logs: Path | None = None) -> dict[str, Any]:
+             mix: bool = False, seed: int = 1, keep_logs: Path | None = None, webhook: bool = False) -> dict[str, Any]:
     host_list = make_hosts(hosts_n, pages, delay, latency, mix, seed)
     hosts = {h.ip: h for h in host_list}
     env = {**os.environ, "PYTHONHASHSEED": "0"}
@@ -182,6 +182,8 @@ def run_size(name: str, hosts_n: int, pages: int, delay: float, sides: list[str]
                 script = {"heed": "embedded_side.py" if engine == "embedded" else "heed_side.py",
                           "scrapy": "scrapy_side.py", "ceiling": "ceiling_side.py"}[side]
                 extra: list[str] = []
+                if side == "heed" and engine == "aws" and webhook:
+                    extra = ["--webhook"]
                 if side == "heed" and engine == "embedded":
                     extra = ((["--workers", str(workers)] if workers else []) + (["--sync", sync] if sync else [])
                              + (["--threads", str(threads)] if threads else []))
@@ -258,6 +260,16 @@ def report(res: dict[str, Any]) -> str:
         lines.append(f"  ({h['invocations']} fetcher invocations of {h['concurrency']} at once, billed "
                      f"{h['billed_s']:.1f} s; {h['wru']:.0f} WRU, {h['rru']:.0f} RRU; "
                      f"max receive count {h['max_receive_count']})")
+        d = h.get("delivery")
+        if d:
+            events = max(1, d["events"])
+            lines.append(f"The webhook's deliverer beside the crawl: {1000 * d['cpu_s'] / events:.2f} ms CPU and "
+                         f"{sum(d['calls'].values()) / events:.2f} AWS calls a result delivered "
+                         f"({d['events']} results in {d['invocations']} invocations); the crawl "
+                         f"{1000 * h['cpu_s'] / pages:.2f} ms CPU and {sum(calls.values()) / pages:.2f} AWS calls "
+                         "a page")
+            lines.append("  " + ", ".join(f"{k} {v / events:.2f}" for k, v in sorted(d["calls"].items(),
+                                                                                     key=lambda kv: -kv[1])))
     ceiling = res.get("ceiling")
     if ceiling:
         lines.append(ceiling_line(ceiling))
@@ -313,6 +325,9 @@ def main() -> None:
                     help="keep what the sites logged of each side (DIR/SIZE-SIDE.jsonl: a request a line)")
     ap.add_argument("--cost-inputs", metavar="FILE",
                     help="write what `heed cost` reads: Heed's per-page figures of the largest size run")
+    ap.add_argument("--webhook", action="store_true",
+                    help="--engine aws: the stack posts each result to a webhook (a receiver on loopback); the "
+                         "deliverer's CPU and AWS calls a result are printed beside the crawl's")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 if Heed broke a gap or left work undone (make test runs the smoke size so)")
     args = ap.parse_args()
@@ -329,7 +344,8 @@ def main() -> None:
     for name in sizes:
         hosts_n, pages, delay = SIZES[name]
         res = run_size(name, hosts_n, pages, args.delay if args.delay is not None else delay, sides, args.engine,
-                       args.workers, args.sync, args.threads, args.latency, args.latency_mix, args.seed, args.keep_logs)
+                       args.workers, args.sync, args.threads, args.latency, args.latency_mix, args.seed, args.keep_logs,
+                       args.webhook)
         results.append(res)
         print(report(res), flush=True)
     if args.json:

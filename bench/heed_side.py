@@ -160,6 +160,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     add_size_arguments(ap)
     ap.add_argument("--concurrency", type=int, default=None)
+    ap.add_argument("--webhook", action="store_true",
+                    help="the stack posts each result to a webhook (a receiver here, on loopback): the "
+                         "deliverer's CPU and AWS calls a delivered result are measured apart")
     args = ap.parse_args()
     hosts = make_hosts(args.hosts, args.pages, args.delay)
     d = args.delay
@@ -173,10 +176,12 @@ def main() -> None:
     })
     sources = [Source(f"h{h.index}", f"http://{h.ip}:{PORT}/feed.xml", "feed") for h in hosts]
     counter = AwsCounter()
+    receiver = _Receiver() if args.webhook else None
     with tempfile.TemporaryDirectory() as tmp:
         now = time.time()
         run = LocalRun(profile, sources, start=now, until=now, out_dir=Path(tmp), allow_private=True,
-                       patience_s=30.0, concurrency=args.concurrency, session_hook=counter.attach)
+                       patience_s=30.0, concurrency=args.concurrency, session_hook=counter.attach,
+                       webhook=receiver.hook if receiver else None)
         run.setup()
         logs = count_logs()
         setup_calls = sum(counter.calls.values())
@@ -193,6 +198,7 @@ def main() -> None:
         wall = time.monotonic() - wall0
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         requests = run.out.n["requests"]
+        delivery = _deliver(run, counter, receiver) if receiver else None
         run.out.close({"bot": profile.name})
         run.close()
     print(json.dumps({
@@ -208,7 +214,51 @@ def main() -> None:
         "log_bytes": logs.bytes - tick_log_bytes, "log_lines": logs.lines, "tick_log_bytes": tick_log_bytes,
         "emf_bytes_per_invocation": emf_bytes(), "page_bytes": page_bytes,
         "item_bytes": {k: {"n": len(v), "mean": sum(v) / len(v), "max": max(v)} for k, v in counter.sizes.items()},
+        "delivery": delivery,
     }))
+
+
+class _Receiver:
+    """The operator's application: a server on loopback that takes every POST with a 204 (what it
+    does with a result is not the deliverer's cost), on a thread of its own."""
+
+    def __init__(self) -> None:
+        import base64
+        import os
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        me = self
+        self.posts = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                me.posts += 1
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        secret = "whsec_" + base64.b64encode(os.urandom(24)).decode("ascii")
+        self.hook = (f"http://127.0.0.1:{self.server.server_address[1]}/hook", secret)
+
+
+def _deliver(run: Any, counter: AwsCounter, receiver: _Receiver) -> dict[str, Any]:
+    """The deliverer's work after the crawl: its queue drained to the receiver. CPU is this
+    thread's (the receiver's thread apart), AWS calls the deliverer's and its poller's."""
+    before = Counter(counter.calls)
+    cpu0, wall0 = time.thread_time(), time.monotonic()
+    invocations = run.deliver(timeout_s=600.0)
+    cpu, wall = time.thread_time() - cpu0, time.monotonic() - wall0
+    receiver.server.shutdown()
+    calls = Counter(counter.calls)
+    calls.subtract(before)
+    return {"events": receiver.posts, "invocations": invocations, "cpu_s": cpu, "wall_s": wall,
+            "calls": {k: v for k, v in calls.items() if v}}
 
 
 if __name__ == "__main__":
