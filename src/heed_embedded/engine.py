@@ -25,7 +25,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from heed_core import politeness
+from heed_core import kinds, politeness
 from heed_core.adapters.http import RequestsTransport, Resolver
 from heed_core.crawl import Crawler, TurnResult
 from heed_core.drain import Pending
@@ -235,16 +235,16 @@ class Engine:
         self.queue = WorkQueue(db, clock.now, on_send=self._wake)
         self.results: Any = results or SqliteResults(db, clock.now)
         p = profile
-        agenda = p.agenda
-        if agenda.extractor == "bedrock" and agenda.bedrock_model_id:
-            raise ConfigError(f"{p.name}: tasks.agenda.extractor is bedrock, an AWS service: on one machine use "
-                              "extractor: structured (or deploy the stack)")
+        model = kinds.extractor_model(p)  # WANNADO-10: a language model where the profile switches it on
+        if model:
+            raise ConfigError(f"{p.name}: its pages are read by a language model on Bedrock ({model}), an AWS "
+                              "service: on one machine use extractor: structured (or deploy the stack)")
         self.transport: Transport = SlotTransport(transport or RequestsTransport(
             user_agent=p.user_agent, clock=clock, allow_private=allow_private,
             connect_timeout_s=p.fetch.connect_timeout_s, read_timeout_s=p.fetch.read_timeout_s,
             total_deadline_s=p.fetch.total_deadline_s, resolver=resolver, signer=signer), self.slots, db)
         render: Callable[[str, int], FetchResult] | None = None
-        endpoint = agenda.render_endpoint
+        endpoint = kinds.render_endpoint(p)  # WANNADO-09: the kind whose sources may ask for it
         if endpoint:
             from heed_core.extract.render import RenderClient
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from heed_core.errors import ConfigError
 from heed_core.profile import load_profile_data
 
 from heed_embedded import concurrency
@@ -205,3 +206,17 @@ class _Journal:
 
     def skip(self, record: dict[str, object]) -> None:
         pass
+
+
+def test_the_engine_asks_the_kinds_for_a_render_service_and_a_language_model(tmp_path: Path) -> None:
+    # GIVEN WannadoBot reading its agenda pages through a language model on Bedrock (WANNADO-10)
+    llm = load_profile_data({"extends": "wannadobot",
+                             "tasks": {"agenda": {"extractor": "bedrock", "bedrock_model_id": "model-1"}}})
+    # THEN one machine refuses it in one line, naming the model (an AWS service)
+    with pytest.raises(ConfigError, match="model-1"):
+        Engine(llm, Database(tmp_path / "heed.db"), _Clock(), _Journal(), session="s")
+    # and a render service the kinds name is the engine's (WANNADO-09)
+    rendered = load_profile_data({"extends": "wannadobot",
+                                  "tasks": {"agenda": {"render_endpoint": "http://127.0.0.1:9/render"}}})
+    engine = Engine(rendered, Database(tmp_path / "heed2.db"), _Clock(), _Journal(), session="s")
+    assert engine.crawler.render is not None
