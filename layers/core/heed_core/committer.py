@@ -140,11 +140,15 @@ class Committer:
             self.journal_skips(skips, now)
 
     def put_aux(self, host: str, records: list[tuple[str, dict[str, Any]]]) -> None:
+        """The host's big robots.txt and tdmrep.json records, put before the write that points at
+        them (by their stamp). Raises ``TransientError`` when the store is busy."""
         for kind, data in records:
             self.store.put_aux(host, kind, data)  # before the write that points at it (by its stamp)
 
     def write(self, host: str, version: int, view: HostView, owner: str | None, lease: float,
               outbox: Outbox | None, now: float) -> int | None:
+        """The host's item written if it is still at ``version``: the new version, or None when it
+        changed under the turn. An outbox is held for its drain (``DRAIN_LEASE_S``)."""
         # A commit with an outbox holds it for its drain: a token that comes meanwhile waits.
         view.drain_until = now + DRAIN_LEASE_S if outbox else 0.0
         ok = self.store.write_host(host, version, owner=owner, lease_until=lease if owner else 0.0,
@@ -152,6 +156,8 @@ class Committer:
         return version + 1 if ok else None
 
     def drain_now(self, pending: list[Pending]) -> None:
+        """An outbox a crash left behind, drained before the turn decides anything. Raises
+        ``TransientError`` when it did not all leave, ``ServiceFault`` when a service refused it."""
         if self.tokens is None:
             raise TransientError("no token queue to drain an outbox into")
         report = drain(pending, self.store, self.results, self.tokens)
@@ -162,6 +168,7 @@ class Committer:
 
     # --- journal ------------------------------------------------------------------------------
     def record_request(self, result: FetchResult, purpose: str, source: str) -> None:
+        """The request journaled (a skip instead when nothing left: refused before connecting)."""
         if not result.sent:
             # Refused before any byte left (e.g. private_address): a skip, not a request.
             detail = "refused before connecting"
@@ -181,6 +188,7 @@ class Committer:
         self.journal.request(rec)
 
     def journal_skips(self, skips: list[SkipRec], now: float) -> None:
+        """The skips journaled, once their commit landed."""
         for s in skips:
             self.journal.skip({"bot": self.p.name, "url": s.url, "reason": s.reason, "detail": s.detail,
                                "purpose": s.purpose, "source": s.source, "round": s.round, "t": iso(now)})

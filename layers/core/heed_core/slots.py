@@ -45,6 +45,8 @@ class RequestSlots:
         return None if slot is None else (slot, holder)
 
     def release(self, slot: tuple[int, str]) -> None:
+        """The slot freed for the next request; a release the store refuses is left to the slot's
+        deadline, never raised."""
         if slot[0] < 0:
             return
         try:
