@@ -37,26 +37,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from heed_core.errors import ConfigError, HeedError
+from heed_core.errors import ConfigError
 
-__all__ = ["GUIDED_PARAMETERS", "DeployError", "Guided", "register"]
+from heed.deploy_egress import Egress, nat_image, reverse_dns, reverse_dns_address
+from heed.deploy_errors import DeployError, PromiseBroken
+
+# The errors and the egress's steps live in heed.deploy_errors and heed.deploy_egress; they are
+# named here too, where callers import them.
+__all__ = ["GUIDED_PARAMETERS", "DeployError", "Egress", "Guided", "PromiseBroken", "nat_image", "register",
+           "reverse_dns", "reverse_dns_address"]
 
 _STACK = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,127}")  # CloudFormation's stack names
 _TAG_VALUE = re.compile(r"[^A-Za-z0-9 _.:/+=@-]")  # what a tag value may hold (SAM and CloudFormation)
 FORCE_TAG, CONFORMANCE_TAG = "HeedForceReason", "HeedConformance"
-
-
-class DeployError(ConfigError):
-    """A mistake in the command, the profile or the setup: one line, exit 2."""
-
-    code = "deploy"
-
-
-class PromiseBroken(HeedError):
-    """The conformance gate said no, or SAM failed: exit 1, the rules named."""
-
-    code = "promise_broken"
-    exit_code = 1
 
 
 @dataclass(frozen=True)
@@ -287,132 +280,7 @@ def preflight(region: str, aws_profile: str | None, stack: str, template: dict[s
         raise DeployError(short[-1])
 
 
-# --- between steps 3 and 5: the egress (heed.egress), settled before SAM creates anything ---------
-
-@dataclass
-class Egress:
-    """What the stack's egress needs before `sam deploy`: its session (None without credentials),
-    its stack, the parameters it deploys with (changed here) and how to record a parameter in the
-    bot's samconfig environment."""
-
-    session: Any
-    stack: str
-    bot: str
-    parameters: dict[str, str]
-    record: Callable[[dict[str, str]], None]
-    dry_run: bool = False
-
-    def read(self, what: str, read: Callable[[], Any]) -> Any:
-        """``read()``, or, in a dry run that cannot read the account (no endpoint, no permission),
-        None and a line saying so: a dry run sends nothing and refuses nothing for it."""
-        from heed.egress import EgressError
-
-        try:
-            return read()
-        except EgressError as exc:
-            if not self.dry_run:
-                raise
-            print(f"heed deploy: {what}: not read ({exc}); a deploy reads it", file=sys.stderr)
-            return None
-
-    @property
-    def mode(self) -> str:
-        return self.parameters.get("EgressMode", "nat-instance")
-
-    @property
-    def shared(self) -> bool:
-        return self.mode != "none" and bool(self.parameters.get("EgressStack"))
-
-    @property
-    def own(self) -> bool:
-        return self.mode != "none" and not self.shared
-
-    def set(self, values: dict[str, str]) -> None:
-        self.record(values)
-        self.parameters.update(values)
-
-
-def nat_image(egress: Egress, region_changed: bool) -> None:
-    """A stack with a NAT instance of its own boots the image pinned as NatImageId; the first
-    deploy (or the first in another region) pins the newest Amazon Linux 2023 arm64 image."""
-    from heed import egress as nat
-
-    if not (egress.own and egress.mode == "nat-instance"):
-        return
-    pinned = egress.parameters.get("NatImageId", "")
-    if pinned and not region_changed:
-        print(f"NAT image: {pinned}, pinned (heed nat-image --bot {egress.bot} says when a newer one exists)")
-        return
-    if egress.session is None:
-        print("NAT image: none pinned yet; heed deploy pins the newest when it has credentials", file=sys.stderr)
-        return
-    newest = egress.read("the NAT image", lambda: nat.newest_image(egress.session))
-    if newest is None:
-        return
-    egress.set({"NatImageId": newest.id})
-    print(f"NAT image: {newest}, the newest Amazon Linux 2023 arm64 image, pinned as NatImageId in samconfig.toml "
-          f"(heed nat-image --bot {egress.bot} says when a newer one exists)")
-
-
-def reverse_dns_address(egress: Egress, name: str | None, dry_run: bool) -> Any:
-    """WANNADO-02: the address the PTR record belongs to, known before the stack: the one recorded
-    (EgressAllocationId), else the one tagged for the stack, else (not in a dry run) a new one.
-    ``name`` None: the bot publishes no reverse DNS name, and the stack allocates its own address."""
-    from heed import egress as nat
-
-    if not name or not egress.own:
-        return None
-    if egress.session is None:
-        return None
-    recorded = egress.parameters.get("EgressAllocationId", "")
-    if recorded:
-        address = egress.read("the egress address", lambda: nat.address_for(egress.session, recorded))
-        if address is None or address.stack in ("", egress.stack):  # the operator's own, or this stack's
-            return address
-        # (samconfig keeps one environment per bot: the address recorded for another of its stacks)
-        print(f"egress address: {address.ip} ({recorded}) is {address.stack}'s; {egress.stack} takes its own")
-    found = egress.read("the egress address", lambda: nat.find_address(egress.session, egress.stack))
-    if found is None and not dry_run:
-        found = nat.allocate_address(egress.session, egress.stack, egress.bot)
-        print(f"egress address: {found.ip} allocated for {egress.stack} ({found.allocation_id}, tagged "
-              f"{nat.ADDRESS_TAG}={egress.stack}; kept when the stack goes)")
-    if found is not None:
-        egress.set({"EgressAllocationId": found.allocation_id})
-    return found
-
-
-def reverse_dns(egress: Egress, profile: Any, name: str | None, address: Any) -> None:
-    """ReverseDnsName is passed only once ``name`` resolves to the egress address (EC2 refuses a
-    PTR record before that, and the stack would roll back); until then the stack is deployed
-    without it, and the A record to publish is said."""
-    from heed import egress as nat
-
-    if not name:
-        return
-    if egress.shared:
-        raise DeployError(f"EgressStack {egress.parameters['EgressStack']}: {profile.name} publishes the reverse DNS "
-                          f"name {name} (WANNADO-02), a PTR record of an address of its own stack: deploy it with its "
-                          "own egress (no EgressStack) and let the other bots share it")
-    if not egress.own:
-        return
-    if address is None:
-        egress.parameters["ReverseDnsName"] = ""
-        print(f"reverse DNS: {name} waits for the egress address (allocated by heed deploy with credentials, "
-              "before sam deploy)")
-        return
-    print(f"publish: {name} A {address.ip}")
-    listed = {str(n).split("/")[0] for n in profile.egress.ips}
-    if listed and address.ip not in listed:
-        print(f"heed deploy: warning: the profile's egress.ips (ips.json, the info page) does not list {address.ip}: "
-              "add it, then heed info-page", file=sys.stderr)
-    resolved = nat.resolve_a(name)
-    if address.ip in resolved:
-        print(f"reverse DNS: {name} resolves to {address.ip}: the stack sets its PTR record")
-        return
-    egress.parameters["ReverseDnsName"] = ""
-    now = f"resolves to {', '.join(resolved)}" if resolved else "does not resolve"
-    print(f"reverse DNS: {name} {now} yet: deployed without its PTR record; publish the A record above, then "
-          f"run heed deploy again to set it")
+# --- between steps 3 and 5: the egress, settled before SAM creates anything (heed.deploy_egress) ----
 
 
 def _override_text(parameters: dict[str, str]) -> str:

@@ -1,4 +1,5 @@
-"""The one SQLite database of a state directory: its schema, its connections and its transactions.
+"""The one SQLite database of a state directory: its schema (``schema``), its connections and its
+transactions.
 
 WAL mode (readers never wait for the writer, and the operator's commands read while ``heed serve``
 writes), ``synchronous=FULL`` by default (every commit is on disk when it returns: a SIGKILL or a
@@ -24,92 +25,10 @@ from pathlib import Path
 
 from heed_core.errors import ConfigError, HeedError, ServiceFault, TransientError
 
+from heed_embedded.groupsync import GroupSync
+from heed_embedded.schema import SCHEMA, SCHEMA_VERSION, upgrade
+
 __all__ = ["SCHEMA_VERSION", "Database", "translate"]
-
-SCHEMA_VERSION = 6  # 2: the attempts table (a request in flight, marked before it is made); 3: the queue's
-# chain column (what a deferred host's known work still takes: due tokens are handed out longest first);
-# 4: the results' doors (consumers' positions, the webhook's deliveries and dead letters, events by id);
-# 5: the request and skip log as tables (by host and time, by URL), free pages returned (incremental vacuum);
-# 6: the site owners' desk (its secret, rate limits, proof tokens and sessions in desk; what they asked for in
-# desk_actions): two new tables, nothing else changed (heed_embedded.desk)
-
-# Keys: a host is an authority (scheme://host:port), as in DynamoDB's H#<authority>; every record
-# that DynamoDB keeps as an item of its own is a row here, so the store's semantics stay key for key.
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS manifest (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS hosts (
-  host TEXT PRIMARY KEY, v INTEGER NOT NULL, own TEXT, lease REAL NOT NULL DEFAULT 0,
-  st TEXT NOT NULL, ob TEXT, expires REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS aux (
-  host TEXT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL, expires REAL NOT NULL,
-  PRIMARY KEY (host, kind)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS marks (host TEXT PRIMARY KEY, v INTEGER NOT NULL, sent TEXT NOT NULL,
-  expires REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS urls (url TEXT PRIMARY KEY, host TEXT NOT NULL, data TEXT NOT NULL,
-  expires REAL NOT NULL) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS urls_host ON urls (host);
-CREATE TABLE IF NOT EXISTS sources (id TEXT PRIMARY KEY, data TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS source_reads (id TEXT PRIMARY KEY, data TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS quotas (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS quota_takers (key TEXT NOT NULL, taker TEXT NOT NULL, granted INTEGER NOT NULL,
-  PRIMARY KEY (key, taker)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS blocks (domain TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS purges (domain TEXT PRIMARY KEY, at REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, data TEXT NOT NULL, version INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS domain_index (host TEXT PRIMARY KEY, rname TEXT NOT NULL) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS domain_rname ON domain_index (rname);
-CREATE TABLE IF NOT EXISTS texts (vid INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, text TEXT NOT NULL,
-  at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS texts_key ON texts (key, vid);
-CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, rid TEXT NOT NULL,
-  detail_type TEXT NOT NULL, record TEXT NOT NULL, at REAL NOT NULL, wall REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS events_rid ON events (rid);
-CREATE INDEX IF NOT EXISTS events_url ON events (json_extract(record, '$.url'));
-CREATE TABLE IF NOT EXISTS consumers (name TEXT PRIMARY KEY, seq INTEGER NOT NULL, updated REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS deliveries (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, attempts INTEGER NOT NULL,
-  first_try REAL, next_try REAL NOT NULL, last_error TEXT);
-CREATE INDEX IF NOT EXISTS deliveries_group ON deliveries (grp, seq);
-CREATE TABLE IF NOT EXISTS delivery_dead (seq INTEGER PRIMARY KEY, attempts INTEGER NOT NULL, dead_at REAL NOT NULL,
-  why TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS requests (id INTEGER PRIMARY KEY AUTOINCREMENT, host TEXT NOT NULL, t REAL NOT NULL,
-  wall REAL NOT NULL, url TEXT NOT NULL, record TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS requests_host ON requests (host, t);
-CREATE INDEX IF NOT EXISTS requests_url ON requests (url);
-CREATE TABLE IF NOT EXISTS skips (id INTEGER PRIMARY KEY AUTOINCREMENT, host TEXT NOT NULL, t REAL NOT NULL,
-  wall REAL NOT NULL, url TEXT NOT NULL, reason TEXT NOT NULL, record TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS skips_host ON skips (host, t);
-CREATE INDEX IF NOT EXISTS skips_url ON skips (url);
-CREATE TABLE IF NOT EXISTS queue (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, grp TEXT NOT NULL, dedup TEXT NOT NULL, body TEXT NOT NULL,
-  sent REAL NOT NULL, visible REAL NOT NULL, receives INTEGER NOT NULL DEFAULT 0, head INTEGER NOT NULL,
-  holder TEXT, receipt TEXT, first_received REAL, chain REAL);
-CREATE INDEX IF NOT EXISTS queue_due ON queue (head, visible, chain);
-CREATE INDEX IF NOT EXISTS queue_group ON queue (grp, id);
-CREATE INDEX IF NOT EXISTS queue_holder ON queue (holder) WHERE holder IS NOT NULL;
-CREATE TABLE IF NOT EXISTS dedup (id TEXT PRIMARY KEY, until REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS recoveries (host TEXT PRIMARY KEY, n INTEGER NOT NULL, v INTEGER NOT NULL,
-  at REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS attempts (url TEXT PRIMARY KEY, host TEXT NOT NULL, n INTEGER NOT NULL,
-  at REAL NOT NULL, expires REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS dead (
-  id INTEGER PRIMARY KEY, grp TEXT NOT NULL, dedup TEXT NOT NULL, body TEXT NOT NULL, sent REAL NOT NULL,
-  receives INTEGER NOT NULL, first_received REAL, dead_at REAL NOT NULL, why TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS desk (key TEXT PRIMARY KEY, data TEXT NOT NULL, n INTEGER NOT NULL DEFAULT 0,
-  expires REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS desk_actions (id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, data TEXT NOT NULL);
-"""
-
-
-def _upgrade(c: sqlite3.Connection) -> None:
-    """What a database of an older schema needs before ``_SCHEMA`` (whose statements only add what
-    is missing): the queue's chain column (schema 3) where the queue has none yet, its old index
-    gone. Made whatever the version says, so a change another process made already is not made
-    again."""
-    columns = {row[1] for row in c.execute("PRAGMA table_info(queue)")}
-    if columns and "chain" not in columns:
-        c.execute("ALTER TABLE queue ADD COLUMN chain REAL")
-    c.execute("DROP INDEX IF EXISTS queue_ready")
-
 
 _BUSY = ("database is locked", "database table is locked", "database is busy")
 
@@ -123,79 +42,6 @@ def translate(exc: sqlite3.Error, what: str) -> HeedError:
     if isinstance(exc, sqlite3.OperationalError) and any(b in text for b in _BUSY):
         return TransientError(f"{what}: {text}")
     return ServiceFault(f"{what}: {type(exc).__name__}: {text}")
-
-
-class _GroupSync:
-    """The wait for the disk of the commits that must survive a power cut (``synchronous=FULL``),
-    made after the commit, outside the write lock, and shared: an ``fsync`` of the write-ahead
-    log begun after a commit puts it on disk with every commit before it, so the commits that end
-    while one ``fsync`` runs wait for the next and share it (a group commit). What SQLite's FULL
-    does inside each commit, under the lock, one ``fsync`` each. The committing thread goes on
-    only once its commit is on disk; another may read it a little before (as it may read any
-    commit of a ``normal`` database): a power cut in between loses both, the reader's effect
-    included when it was written to this database after. An ``fsync`` that fails fails every
-    commit it was for and every one after it, for good: the kernel may have dropped what it
-    could not write, so a later ``fsync`` that succeeds proves nothing (the database is
-    reopened, and read back, by a new process)."""
-
-    def __init__(self, wal: str) -> None:
-        self.wal = wal
-        self._cond = threading.Condition()
-        self._asked = 0  # commits that asked for the disk
-        self._done = 0  # of them, the ones on disk
-        self._running = False
-        self._failed: OSError | None = None
-        self._fd: tuple[int, int, int] | None = None  # descriptor, inode, pid
-
-    def sync(self) -> None:
-        """Return once every commit this thread made is on disk; ``OSError`` if it cannot be."""
-        with self._cond:
-            self._asked += 1
-            ticket = self._asked
-            while True:
-                if self._failed is not None:
-                    raise OSError(self._failed.errno, f"an fsync of {self.wal} failed before: {self._failed}")
-                if self._done >= ticket:
-                    return
-                if not self._running:
-                    self._running, upto = True, self._asked
-                    break
-                self._cond.wait()
-        failed: OSError | None = None
-        try:
-            self._fsync()
-        except OSError as exc:
-            failed = exc
-        finally:
-            with self._cond:
-                self._running = False
-                if failed is None:
-                    self._done = max(self._done, upto)
-                else:
-                    self._failed = failed
-                self._cond.notify_all()
-        if failed is not None:
-            raise failed
-
-    def _fsync(self) -> None:
-        try:
-            ino = os.stat(self.wal).st_ino
-        except FileNotFoundError:
-            return  # no log: every commit was checkpointed into the database, which SQLite synced
-        fd = self._fd
-        if fd is None or fd[1] != ino or fd[2] != os.getpid() or os.fstat(fd[0]).st_nlink == 0:
-            if fd is not None and fd[2] == os.getpid():
-                os.close(fd[0])
-            fd = self._fd = (os.open(self.wal, os.O_RDONLY | os.O_CLOEXEC), ino, os.getpid())
-        os.fsync(fd[0])
-
-    def close(self) -> None:
-        with self._cond:
-            while self._running:  # not while a thread's fsync uses the descriptor
-                self._cond.wait()
-            fd, self._fd = self._fd, None
-        if fd is not None and fd[2] == os.getpid():
-            os.close(fd[0])
 
 
 class Database:
@@ -213,7 +59,7 @@ class Database:
         self._all_lock = threading.Lock()
         self._ready = False
         self._wlock: tuple[int | None, int] = (None, 0)  # the writer lock file's descriptor, and whose
-        self._disk = _GroupSync(f"{self.path}-wal")  # durable commits wait for the disk here, together
+        self._disk = GroupSync(f"{self.path}-wal")  # durable commits wait for the disk here, together
 
     # --- connections ----------------------------------------------------------------------------
     def conn(self) -> sqlite3.Connection:
@@ -265,7 +111,7 @@ class Database:
             c.execute("PRAGMA auto_vacuum=INCREMENTAL")
         c.execute("PRAGMA journal_mode=WAL")
         # Commits never wait for the disk under the write lock: a durable one waits after
-        # it, in ``_GroupSync`` (``synchronous=FULL``'s one wait, shared by the commits
+        # it, in ``GroupSync`` (``synchronous=FULL``'s one wait, shared by the commits
         # that end together); the checkpoints keep NORMAL's syncs.
         c.execute("PRAGMA synchronous=NORMAL")
         c.execute("PRAGMA foreign_keys=OFF")
@@ -298,8 +144,8 @@ class Database:
                                       "made before the upgrade")
                 if version < SCHEMA_VERSION:
                     c.execute("BEGIN IMMEDIATE")
-                    _upgrade(c)
-                    for statement in _SCHEMA.split(";"):
+                    upgrade(c)
+                    for statement in SCHEMA.split(";"):
                         if statement.strip():
                             c.execute(statement)
                     c.execute(f"PRAGMA user_version={SCHEMA_VERSION}")

@@ -9,7 +9,11 @@ outbox of the last commit), its big robots.txt and tdmrep.json (``aux``), its dr
 (``domain_index``: by the reversed host name, so a domain and its subdomains are one range).
 The conditional write is ``UPDATE ... WHERE v = ?`` (or an insert that finds no row). The
 contract test (tests/unit/test_store_contract.py) runs the same class against this store,
-DynamoStore and MemoryStore."""
+DynamoStore and MemoryStore.
+
+The sources (``store_sources.SourceRows``) and the operator's calls and housekeeping
+(``store_operator.OperatorRows``) are written in modules of their own, as ``SqliteStore``'s base
+classes; ``rows`` says how a value is written in a row."""
 from __future__ import annotations
 
 import json
@@ -21,50 +25,22 @@ from typing import Any
 
 from heed_core.hoststate import DrainMark, HostRecord, Outbox, salvage_outbox
 from heed_core.store import READ_FIELDS
-from heed_core.urls import authority, host_name, in_domain, short_hash
-from heed_core.work import Source, UrlRecord, as_task_kind
+from heed_core.urls import authority, host_name
+from heed_core.work import Source, UrlRecord
 
 from heed_embedded.db import Database
+from heed_embedded.rows import chunks, dumps, qmarks, rname, suffixes
+from heed_embedded.store_operator import OperatorRows
+from heed_embedded.store_sources import SourceRows
 
 __all__ = ["SqliteStore", "SqliteTexts", "suffixes"]
 
 _URL_TTL_S = 400 * 86400.0  # as DynamoStore: what a URL told us outlives any round
 _AUX_TTL_S = 30 * 86400.0
-_CHUNK = 400  # parameters in one IN (...) list
 _SOURCE_FIELDS = frozenset(Source.__dataclass_fields__)
 
 
-def _dumps(data: Any) -> str:
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def _loads(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def suffixes(host: str) -> list[str]:
-    """The host's name and every parent domain (news.a.example: itself, a.example, example)."""
-    parts = host_name(host).split(".")
-    return [".".join(parts[i:]) for i in range(len(parts))]
-
-
-def _rname(name: str) -> str:
-    return ".".join(reversed(name.lower().strip(".").split(".")))
-
-
-def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
-    for i in range(0, len(items), _CHUNK):
-        yield items[i:i + _CHUNK]
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
-
-
-class SqliteStore:
+class SqliteStore(OperatorRows, SourceRows):
     """Implements ``heed_core.store.HostStore`` (and the operator's calls) on ``db``. ``clock``
     stamps the expiry of what DynamoDB would expire by TTL (the engine's clock: wall time in a
     state directory, the simulated one in a conformance run)."""
@@ -123,8 +99,8 @@ class SqliteStore:
         blocks: dict[str, str] = {}
         purges: dict[str, float] = {}
         with self.db.read("read hosts") as c:
-            for part in _chunks(wanted):
-                q = _marks(len(part))
+            for part in chunks(wanted):
+                q = qmarks(len(part))
                 for row in c.execute(f"SELECT host, v, own, lease, st, ob FROM hosts WHERE host IN ({q})", part):
                     items[row[0]] = row
                 for host, v, sent in c.execute(f"SELECT host, v, sent FROM marks WHERE host IN ({q})", part):
@@ -132,11 +108,11 @@ class SqliteStore:
                 if aux:
                     kinds = list(aux)
                     for host, kind, data in c.execute(
-                            f"SELECT host, kind, data FROM aux WHERE host IN ({q}) AND kind IN ({_marks(len(kinds))})",
+                            f"SELECT host, kind, data FROM aux WHERE host IN ({q}) AND kind IN ({qmarks(len(kinds))})",
                             [*part, *kinds]):
                         extra.setdefault(host, {})[kind] = data
-            for part in _chunks(names):
-                q = _marks(len(part))
+            for part in chunks(names):
+                q = qmarks(len(part))
                 blocks.update(c.execute(f"SELECT domain, reason FROM blocks WHERE domain IN ({q})", part).fetchall())
                 purges.update(c.execute(f"SELECT domain, at FROM purges WHERE domain IN ({q})", part).fetchall())
         return {h: self._record(h, items.get(h), marks.get(h), extra.get(h, {}), blocks, purges) for h in wanted}
@@ -189,8 +165,8 @@ class SqliteStore:
 
     def write_host(self, host: str, expected_version: int, *, owner: str | None, lease_until: float,
                    state: Mapping[str, Any], outbox: Outbox | None, expires_at: float) -> bool:
-        st = _dumps(state)
-        ob = _dumps(outbox.to_compact()) if outbox else None
+        st = dumps(state)
+        ob = dumps(outbox.to_compact()) if outbox else None
         own, lease = (owner, float(lease_until)) if owner else (None, 0.0)
         marked = self.held_mark()
         # (Everything above is made before the write lock is taken: the lock is held for SQL only.)
@@ -202,7 +178,7 @@ class SqliteStore:
                 except sqlite3.IntegrityError:
                     return False  # the item exists: another turn wrote it first
                 c.execute("INSERT OR IGNORE INTO domain_index (host, rname) VALUES (?, ?)",
-                          (host, _rname(host_name(host))))
+                          (host, rname(host_name(host))))
                 landed = True
             else:
                 cur = c.execute("UPDATE hosts SET v = v + 1, own = ?, lease = ?, st = ?, ob = ?, expires = ? "
@@ -216,7 +192,7 @@ class SqliteStore:
             return landed
 
     def put_aux(self, host: str, kind: str, data: Mapping[str, Any]) -> None:
-        row = (host, kind, _dumps(data), self.clock() + _AUX_TTL_S)
+        row = (host, kind, dumps(data), self.clock() + _AUX_TTL_S)
         with self.db.write(f"aux {kind} {host}") as c:
             c.execute("INSERT OR REPLACE INTO aux (host, kind, data, expires) VALUES (?, ?, ?, ?)", row)
 
@@ -229,8 +205,8 @@ class SqliteStore:
         if not wanted:
             return out
         with self.db.read("url records") as c:
-            for part in _chunks(wanted):
-                for (data,) in c.execute(f"SELECT data FROM urls WHERE url IN ({_marks(len(part))})", part):
+            for part in chunks(wanted):
+                for (data,) in c.execute(f"SELECT data FROM urls WHERE url IN ({qmarks(len(part))})", part):
                     rec = UrlRecord.from_compact(json.loads(data))
                     out[rec.url] = rec
         return out
@@ -259,131 +235,13 @@ class SqliteStore:
         with self.db.write("drained") as c:
             for source_id, fields in reads:
                 c.execute("INSERT OR REPLACE INTO source_reads (id, data) VALUES (?, ?)",
-                          (source_id, _dumps({k: list(v) if isinstance(v, tuple) else v
+                          (source_id, dumps({k: list(v) if isinstance(v, tuple) else v
                                               for k, v in fields.items() if k in READ_FIELDS})))
             c.executemany("INSERT OR REPLACE INTO urls (url, host, data, expires) VALUES (?, ?, ?, ?)",
-                          [(r.url, authority(r.url), _dumps(r.to_compact()), now + _URL_TTL_S) for r in records])
+                          [(r.url, authority(r.url), dumps(r.to_compact()), now + _URL_TTL_S) for r in records])
             c.executemany("INSERT OR REPLACE INTO marks (host, v, sent, expires) VALUES (?, ?, ?, ?)",
-                          [(h, m.version, _dumps(list(m.sent)), now + _AUX_TTL_S) for h, m in marks])
+                          [(h, m.version, dumps(list(m.sent)), now + _AUX_TTL_S) for h, m in marks])
 
-    # --- sources ------------------------------------------------------------------------------------
-    @staticmethod
-    def _source(source_id: str, raw: str, read: str | None) -> Source:
-        data = json.loads(raw)
-        if read is not None:
-            fields = json.loads(read)
-            # A read-state as new as the source's own fields wins (the drain writes it with its batch).
-            if float(fields.get("last_read") if fields.get("last_read") is not None else -1.0) >= float(
-                    data.get("last_read") if data.get("last_read") is not None else -1.0):
-                data.update({k: v for k, v in fields.items() if k in READ_FIELDS})
-        last = data.get("last_read")
-        return Source(id=source_id, url=str(data["url"]), kind=as_task_kind(data["kind"]),
-                      options=dict(data.get("options") or {}),
-                      closed=bool(data.get("closed", False)), closed_reason=data.get("closed_reason"),
-                      last_read=float(last) if last is not None else None,
-                      seen_items=tuple(str(x) for x in data.get("seen_items") or ()))
-
-    @staticmethod
-    def _source_data(src: Source) -> str:
-        data: dict[str, Any] = {"url": src.url, "kind": src.kind, "options": dict(src.options), "closed": src.closed}
-        if src.closed_reason:
-            data["closed_reason"] = src.closed_reason
-        if src.last_read is not None:
-            data["last_read"] = float(src.last_read)
-        if src.seen_items:
-            data["seen_items"] = list(src.seen_items)
-        return _dumps(data)
-
-    def _rows(self, c: sqlite3.Connection, where: str = "",
-              args: Sequence[Any] = ()) -> list[tuple[str, str, str | None]]:
-        return c.execute("SELECT s.id, s.data, r.data FROM sources s LEFT JOIN source_reads r ON r.id = s.id "
-                         f"{where} ORDER BY s.id", args).fetchall()
-
-    def update_source(self, source_id: str, fields: Mapping[str, Any]) -> None:
-        if not fields:
-            return
-        with self.db.write(f"source {source_id}") as c:
-            row = c.execute("SELECT data FROM sources WHERE id = ?", (source_id,)).fetchone()
-            if row is None:
-                return  # a removed or purged source is not brought back
-            data = json.loads(row[0])
-            changes: dict[str, Any] = {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
-            if changes.get("last_read") is not None and data.get("last_read") is not None \
-                    and float(data["last_read"]) > float(changes["last_read"]):
-                changes.pop("last_read")  # never moves backwards
-            data.update(changes)
-            c.execute("UPDATE sources SET data = ? WHERE id = ?", (_dumps(data), source_id))
-
-    def list_sources(self) -> list[Source]:
-        with self.db.read("sources") as c:
-            return [self._source(i, d, r) for i, d, r in self._rows(c)]
-
-    def source_page(self, after: str | None, limit: int, *, upto: str | None = None) -> tuple[list[Source], str | None]:
-        with self.db.read("sources") as c:
-            if upto is not None:
-                stop = upto.removesuffix("#read")
-                rows = self._rows(c, "WHERE s.id > ? AND s.id <= ?", (after or "", stop)) if after is not None \
-                    else self._rows(c, "WHERE s.id <= ?", (stop,))
-                return [self._source(i, d, r) for i, d, r in rows], None
-            n = max(1, int(limit) // 2)  # as DynamoDB's Limit, which counts a source's read-state as an item
-            where, args = ("WHERE s.id > ?", [after]) if after is not None else ("", [])
-            rows = c.execute("SELECT s.id, s.data, r.data FROM sources s LEFT JOIN source_reads r ON r.id = s.id "
-                             f"{where} ORDER BY s.id LIMIT ?", [*args, n + 1]).fetchall()
-        page = rows[:n]
-        return [self._source(i, d, r) for i, d, r in page], (page[-1][0] if len(rows) > n else None)
-
-    def get_source(self, source_id: str) -> Source | None:
-        with self.db.read(f"source {source_id}") as c:
-            rows = self._rows(c, "WHERE s.id = ?", (source_id,))
-        return self._source(*rows[0]) if rows else None
-
-    def put_source(self, source: Source) -> None:
-        self.put_sources([source])
-
-    def put_sources(self, sources: Sequence[Source]) -> None:
-        with self.db.write("sources") as c:
-            c.executemany("INSERT OR REPLACE INTO sources (id, data) VALUES (?, ?)",
-                          [(s.id, self._source_data(s)) for s in sources])
-
-    def delete_source(self, source_id: str) -> None:
-        with self.db.write(f"source {source_id}") as c:
-            c.execute("DELETE FROM sources WHERE id = ?", (source_id,))
-            c.execute("DELETE FROM source_reads WHERE id = ?", (source_id,))
-
-    def source_details(self) -> list[tuple[Source, dict[str, Any]]]:
-        """Every source with the fields a Source does not carry: ``closed_at``, ``last_status``."""
-        out = []
-        with self.db.read("sources") as c:
-            rows = self._rows(c)
-        for sid, raw, read in rows:
-            data = json.loads(raw)
-            status = json.loads(read).get("last_status") if read is not None else data.get("last_status")
-            out.append((self._source(sid, raw, read),
-                        {"closed_at": float(data["closed_at"]) if data.get("closed_at") is not None else None,
-                         "last_status": int(status) if status is not None else None}))
-        return out
-
-    def update_source_definition(self, source: Source) -> bool:
-        with self.db.write(f"source {source.id}") as c:
-            row = c.execute("SELECT data FROM sources WHERE id = ?", (source.id,)).fetchone()
-            if row is None:
-                return False
-            data = json.loads(row[0])
-            data.update(url=source.url, kind=source.kind, options=dict(source.options))
-            c.execute("UPDATE sources SET data = ? WHERE id = ?", (_dumps(data), source.id))
-            return True
-
-    def reopen_source(self, source_id: str) -> bool:
-        with self.db.write(f"source {source_id}") as c:
-            row = c.execute("SELECT data FROM sources WHERE id = ?", (source_id,)).fetchone()
-            if row is None:
-                return False
-            data = json.loads(row[0])
-            data["closed"] = False
-            data.pop("closed_reason", None)
-            data.pop("closed_at", None)
-            c.execute("UPDATE sources SET data = ? WHERE id = ?", (_dumps(data), source_id))
-            return True
 
     # --- AUBE-11's request slots: meta rows inflight#<n>, as DynamoStore's INFLIGHT items ----------
     def take_slot(self, slots: int, holder: str, until: float, now: float) -> int | None:
@@ -395,7 +253,7 @@ class SqliteStore:
                 held = json.loads(row[0]) if row else {}
                 if not held or held.get("holder") == holder or float(held.get("until", 0)) <= now:
                     c.execute("INSERT OR REPLACE INTO meta (key, data, version) VALUES (?, ?, 0)",
-                              (f"inflight#{n}", _dumps({"holder": holder, "until": float(until)})))
+                              (f"inflight#{n}", dumps({"holder": holder, "until": float(until)})))
                     return n
         return None
 
@@ -404,7 +262,7 @@ class SqliteStore:
             row = c.execute("SELECT data FROM meta WHERE key = ?", (f"inflight#{slot}",)).fetchone()
             if row and json.loads(row[0]).get("holder") == holder:
                 c.execute("UPDATE meta SET data = ? WHERE key = ?",
-                          (_dumps({"holder": "", "until": 0.0}), f"inflight#{slot}"))
+                          (dumps({"holder": "", "until": 0.0}), f"inflight#{slot}"))
 
     # --- meta, blocks, purges ----------------------------------------------------------------------
     def get_meta(self, key: str) -> dict[str, Any] | None:
@@ -420,7 +278,7 @@ class SqliteStore:
                 if row is not None and int(row[0]) != expected_version:
                     return False
             c.execute("INSERT OR REPLACE INTO meta (key, data, version) VALUES (?, ?, ?)",
-                      (key, _dumps(value), version))
+                      (key, dumps(value), version))
             return True
 
     def block_domain(self, domain: str, reason: str) -> None:
@@ -455,128 +313,6 @@ class SqliteStore:
             c.execute("INSERT OR REPLACE INTO purges (domain, at) VALUES (?, ?)",
                       (domain.lower().strip("."), float(at)))
 
-    # --- the operator's calls ------------------------------------------------------------------------
-    def read_hosts(self, hosts: Iterable[str]) -> dict[str, HostRecord]:
-        """Many hosts' items (no aux items); a host never seen is left out."""
-        got = self.read_turn_hosts(list(hosts))
-        return {h: r for h, r in got.items() if r.version > 0}
-
-    def update_host_state(self, host: str, expected_version: int, state: Mapping[str, Any]) -> bool:
-        """An operator's change of a host's state: version + 1, owner, lease and outbox untouched;
-        False when the item is gone or no longer at ``expected_version``."""
-        with self.db.write(f"update {host}") as c:
-            cur = c.execute("UPDATE hosts SET st = ?, v = v + 1 WHERE host = ? AND v = ?",
-                            (_dumps(state), host, expected_version))
-            return cur.rowcount == 1
-
-    def domain_hosts(self, domain: str) -> list[str]:
-        """The indexed hosts of ``domain`` and its subdomains (one range of the reversed names)."""
-        r = _rname(domain)
-        with self.db.read(f"domain {domain}") as c:
-            rows = c.execute("SELECT host FROM domain_index WHERE rname = ? OR (rname > ? AND rname < ?)",
-                             (r, r + ".", r + "/")).fetchall()
-        return sorted(h for (h,) in rows if in_domain(h, [domain]))
-
-    def unindex_hosts(self, domain: str, hosts: Sequence[str]) -> None:
-        if not hosts:
-            return
-        with self.db.write(f"domain {domain}") as c:
-            c.executemany("DELETE FROM domain_index WHERE host = ?", [(h,) for h in hosts])
-
-    def host_items(self, host: str) -> list[tuple[str, str | None]]:
-        """Everything kept of the host, as DynamoDB's sort keys name it: (key, the URL of a URL record)."""
-        out: list[tuple[str, str | None]] = []
-        with self.db.read(f"host {host}") as c:
-            if c.execute("SELECT 1 FROM hosts WHERE host = ?", (host,)).fetchone():
-                out.append(("HOST", None))
-            out += [(f"AUX#{k}", None) for (k,) in c.execute("SELECT kind FROM aux WHERE host = ?", (host,))]
-            if c.execute("SELECT 1 FROM marks WHERE host = ?", (host,)).fetchone():
-                out.append(("DRAIN", None))
-            out += [(f"U#{short_hash(u, n=32)}", u) for (u,) in c.execute("SELECT url FROM urls WHERE host = ?",
-                                                                          (host,))]
-        return sorted(out)
-
-    def delete_host_items(self, host: str, sort_keys: Sequence[str]) -> int:
-        keys = set(sort_keys)
-        with self.db.write(f"delete {host}") as c:
-            if "HOST" in keys:
-                c.execute("DELETE FROM hosts WHERE host = ?", (host,))
-                c.execute("DELETE FROM attempts WHERE host = ?", (host,))
-            if "DRAIN" in keys:
-                c.execute("DELETE FROM marks WHERE host = ?", (host,))
-            c.executemany("DELETE FROM aux WHERE host = ? AND kind = ?",
-                          [(host, k[4:]) for k in keys if k.startswith("AUX#")])
-            hashes = {k[2:] for k in keys if k.startswith("U#")}
-            if hashes:
-                urls = [u for (u,) in c.execute("SELECT url FROM urls WHERE host = ?", (host,))
-                        if short_hash(u, n=32) in hashes]
-                c.executemany("DELETE FROM urls WHERE url = ?", [(u,) for u in urls])
-        return len(keys)
-
-    def all_hosts(self) -> list[str]:
-        """Every host anything is kept of (``heed purge --scan``)."""
-        with self.db.read("all hosts") as c:
-            rows = c.execute("SELECT host FROM hosts UNION SELECT host FROM marks UNION SELECT host FROM aux "
-                             "UNION SELECT host FROM urls").fetchall()
-        return sorted(h for (h,) in rows)
-
-    # --- what is kept, as DynamoDB would key it -----------------------------------------------------
-    def items(self) -> list[dict[str, Any]]:
-        """Every row as the DynamoDB item the AWS store keeps for the same key (``pk``, ``sk`` and
-        its fields, decoded): what a test or an operator searches to see what is stored."""
-        out: list[dict[str, Any]] = []
-        with self.db.read("items") as c:
-            for host, v, own, lease, st, ob, exp in c.execute(
-                    "SELECT host, v, own, lease, st, ob, expires FROM hosts"):
-                out.append({"pk": f"H#{host}", "sk": "HOST", "v": v, "own": own, "lease": lease, "st": _loads(st),
-                            "ob": _loads(ob) if ob else None, "ttl": exp})
-            for host, kind, data in c.execute("SELECT host, kind, data FROM aux"):
-                out.append({"pk": f"H#{host}", "sk": f"AUX#{kind}", "d": _loads(data)})
-            for host, v, sent in c.execute("SELECT host, v, sent FROM marks"):
-                out.append({"pk": f"H#{host}", "sk": "DRAIN", "v": v, "sent": _loads(sent)})
-            for url, host, data in c.execute("SELECT url, host, data FROM urls"):
-                out.append({"pk": f"H#{host}", "sk": f"U#{short_hash(url, n=32)}", "d": _loads(data)})
-            for sid, data in c.execute("SELECT id, data FROM sources"):
-                out.append({"pk": "SOURCES", "sk": sid, **_loads(data)})
-            for sid, data in c.execute("SELECT id, data FROM source_reads"):
-                out.append({"pk": "SOURCES", "sk": f"{sid}#read", **_loads(data)})
-            takers: dict[str, list[str]] = {}
-            for key, taker, granted in c.execute("SELECT key, taker, granted FROM quota_takers"):
-                takers.setdefault(key, []).append(f"{taker}={granted}")
-            for key, n in c.execute("SELECT key, n FROM quotas"):
-                out.append({"pk": f"QUOTA#{key}", "sk": "N", "n": n, "tg": sorted(takers.get(key, []))})
-            blocks: dict[str, Any] = {}
-            for domain, reason, at in c.execute("SELECT domain, reason, at FROM blocks"):
-                blocks[domain] = reason
-                if at is not None:
-                    blocks[f"@{domain}"] = at
-            blocks.update({f"!{d}": at for d, at in c.execute("SELECT domain, at FROM purges")})
-            if blocks:
-                out.append({"pk": "BLOCKS", "sk": "ALL", **blocks})
-            for key, data, version in c.execute("SELECT key, data, version FROM meta"):
-                out.append({"pk": "META", "sk": key, "data": data, "version": version})
-            names: dict[str, list[str]] = {}
-            for (host,) in c.execute("SELECT host FROM domain_index"):
-                names.setdefault(host_name(host), []).append(host)
-            out += [{"pk": f"DOMAIN#{n}", "sk": "HOSTS", "hosts": sorted(h)} for n, h in names.items()]
-        return sorted(out, key=lambda i: (str(i["pk"]), str(i["sk"])))
-
-    def dump(self) -> str:
-        """``items()`` one JSON a line (sorted keys): everything the store keeps, to search."""
-        return "\n".join(json.dumps(i, sort_keys=True, ensure_ascii=False, default=str) for i in self.items())
-
-    # --- housekeeping ----------------------------------------------------------------------------
-    def prune(self, now: float) -> dict[str, int]:
-        """Delete what DynamoDB's TTL would have deleted by ``now`` (host items not written for 30
-        days, URL records after 400, expired caps); returns how many rows of each."""
-        out: dict[str, int] = {}
-        with self.db.write("prune") as c:
-            for table in ("hosts", "aux", "marks", "urls", "attempts"):
-                out[table] = c.execute(f"DELETE FROM {table} WHERE expires < ?", (now,)).rowcount
-            gone = [k for (k,) in c.execute("SELECT key FROM quotas WHERE expires < ?", (now,))]
-            c.executemany("DELETE FROM quota_takers WHERE key = ?", [(k,) for k in gone])
-            out["quotas"] = c.execute("DELETE FROM quotas WHERE expires < ?", (now,)).rowcount
-        return out
 
 
 class SqliteTexts:

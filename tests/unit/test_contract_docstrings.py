@@ -9,7 +9,7 @@ import pytest
 
 CORE = Path(__file__).resolve().parents[2] / "layers/core/heed_core"
 CONTRACTS = ("store.py", "ports.py", "turn.py", "crawl.py", "settle.py", "admit.py", "drain.py", "hoststate.py",
-             "refusals.py", "robots_step.py")
+             "refusals.py", "robots_step.py", "settle_turn.py", "committer.py", "slots.py")
 
 
 def undocumented(path: Path) -> list[str]:

@@ -8,13 +8,15 @@ on the decoded text, then the result goes through safexml's hardened parser (no 
 entity from a DOCTYPE expanded, nothing fetched, libxml2's limits on). What was mended is said
 in ``XmlDoc.recovered``.
 
+The bytes are decoded first (``xmldecode.decode_xml``: a BOM, the HTTP charset, the declared
+encoding, UTF-8, windows-1252), the mending done on that text.
+
 Still refused: a DOCTYPE that declares entities (``entity_expansion``), input over the cap
 (``too_large``), and a mended text more than twice the cap (``too_large``).
 """
 from __future__ import annotations
 
 import bisect
-import codecs
 import html.entities
 import re
 
@@ -26,24 +28,14 @@ from heed_core.extract.safexml import (
     MALFORMED_XML,
     TOO_LARGE,
     XmlDoc,
-    charset_from_content_type,
     is_blank,
     make_xml_parser,
 )
+from heed_core.extract.xmldecode import decode_xml, unicode_codec
 
 __all__ = ["decode_xml", "parse_xml_recovering", "unicode_codec"]
 
-_BOM_CODECS = (
-    (b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe\x00\x00", "utf-32-le"),
-    (b"\xef\xbb\xbf", "utf-8"), (b"\xfe\xff", "utf-16-be"), (b"\xff\xfe", "utf-16-le"),
-)
-# Without a BOM, the first characters still tell a UTF-16/32 document ("<?" in two or four bytes).
-_SNIFF_CODECS = (
-    (b"\x00\x00\x00<", "utf-32-be"), (b"<\x00\x00\x00", "utf-32-le"),
-    (b"\x00<\x00?", "utf-16-be"), (b"<\x00?\x00", "utf-16-le"),
-)
 _DECL = re.compile(r"<\?xml\s[^>]*?\?>|<\?xml\?>", re.I)
-_DECL_ENCODING = re.compile(rb"<\?xml[^>]*?\bencoding\s*=\s*[\"']([A-Za-z0-9._:-]+)[\"']", re.I)
 # XML 1.0 2.2: characters a document may not hold at all, not even as a character reference.
 _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 # Sections whose text is never markup: CDATA, comments, processing instructions, a DOCTYPE.
@@ -78,64 +70,6 @@ _KNOWN_NAMESPACES = {
     "wfw": "http://wellformedweb.org/CommentAPI/",
     "xhtml": "http://www.w3.org/1999/xhtml",
 }
-
-
-def _codec(name: str | None) -> str | None:
-    if not name:
-        return None
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None
-
-
-def _strict(data: bytes, codec: str) -> str | None:
-    try:
-        return data.decode(codec)
-    except (UnicodeDecodeError, LookupError):
-        return None
-
-
-def unicode_codec(body: bytes) -> tuple[str, int] | None:
-    """(codec, BOM length) when the first bytes say UTF-8 by a BOM, or UTF-16/32 by a BOM or by
-    how "<?" is spelled in two or four bytes; None for an ASCII-compatible start."""
-    for bom, codec in _BOM_CODECS:
-        if body.startswith(bom):
-            return codec, len(bom)
-    for sniff, codec in _SNIFF_CODECS:
-        if body.startswith(sniff):
-            return codec, 0
-    return None
-
-
-def decode_xml(body: bytes, content_type: str | None) -> tuple[str, str | None]:
-    """Text of an XML document and, when the bytes did not follow what was declared, a note.
-
-    Order: a BOM; the HTTP charset (it wins over the document's own declaration, as in
-    feedparser and browsers); the encoding in the XML declaration; UTF-8; windows-1252,
-    the encoding of most mislabelled Western pages. A candidate is used only if the bytes
-    decode under it without error; the last resort replaces what does not decode."""
-    sniffed = unicode_codec(body)
-    if sniffed is not None:
-        codec, skip = sniffed
-        return body[skip:].decode(codec, errors="replace"), None
-    http = _codec(charset_from_content_type(content_type))
-    m = _DECL_ENCODING.search(body, 0, 512)
-    declared_name = m.group(1).decode("ascii").lower() if m else None
-    declared = _codec(declared_name)
-    if declared and declared.startswith(("utf-16", "utf-32")):
-        declared = "utf-8"  # an ASCII-compatible byte stream cannot truthfully say UTF-16
-    said = http or declared
-    for codec in dict.fromkeys(c for c in (http, declared, "utf-8", "cp1252") if c):
-        text = _strict(body, codec)
-        if text is not None:
-            if said and codec != said:
-                return text, f"encoding: declared {said}, read as {codec}"
-            if declared_name and declared is None and not http:
-                return text, f"encoding: unknown {declared_name!r} declared, read as {codec}"
-            return text, None
-    return (body.decode("cp1252", errors="replace"),
-            f"encoding: declared {said or 'none'}, read as cp1252 with replacements")
 
 
 def _html_entity(name: str) -> str | None:
