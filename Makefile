@@ -5,11 +5,13 @@ TOOLS  := .venv-tools
 
 .PHONY: demo test unit lint sam-check wheel-check bench cold-import install tools lock clean
 
-# A local `make test` runs the suite on both cores, each test file on one worker, and leaves out
-# the tests marked slow (long end-to-end runs: the 50,000-source scheduler, the built artifact, the
-# wheel, every bot's conformance command, the longest fault runs), and says so. Where CI=true (CI)
-# or SLOW=1, every test runs, one after another, as the timings they check were written for.
-PYTEST_ARGS := $(if $(or $(filter true,$(CI)),$(SLOW)),,-m "not slow" -n 2 --dist loadfile)
+# `make test` runs the suite on both cores, each test file on one worker, and leaves out the tests
+# marked slow (long end-to-end runs: the 50,000-source scheduler, the built artifact, the wheel,
+# the deploy rehearsal, every bot's conformance command, the longest fault and kill runs), and
+# says so. Where CI=true (CI) or SLOW=1, the slow ones run after, one after another, as the
+# timings they check were written for.
+PYTEST_ARGS := -m "not slow" -n 2 --dist loadfile
+SLOW_RUN := $(if $(or $(filter true,$(CI)),$(SLOW)),yes,)
 
 # What is tested is what is deployed, to the last transitive package: every venv and layer installs
 # from a lock (`make lock` writes them with uv) that names each package at one version with the
@@ -95,7 +97,7 @@ sam-check: install tools
 
 test: install tools
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
-	@$(if $(PYTEST_ARGS),echo "make test: the tests marked slow were left out (CI=true or SLOW=1 runs them too)",true)
+	$(if $(SLOW_RUN),$(VENV)/bin/pytest -m slow,@echo "make test: the tests marked slow were left out (CI=true or SLOW=1 runs them too)")
 	$(VENV)/bin/mypy --strict -p heed_core -p heed_aws -p heed -p heed_embedded
 	$(VENV)/bin/ruff check .
 	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh
