@@ -325,6 +325,10 @@ def main() -> None:
                     help="keep what the sites logged of each side (DIR/SIZE-SIDE.jsonl: a request a line)")
     ap.add_argument("--cost-inputs", metavar="FILE",
                     help="write what `heed cost` reads: Heed's per-page figures of the largest size run")
+    ap.add_argument("--bot-shapes", metavar="FILE",
+                    help="also run each built-in bot's own shape of work (bench/cost_units.py: one round of each "
+                         "on the demo web, its batch size and concurrency) and write its units into this "
+                         "cost-inputs file, under 'bots' (what `heed cost` bills each bot with)")
     ap.add_argument("--webhook", action="store_true",
                     help="--engine aws: the stack posts each result to a webhook (a receiver on loopback); the "
                          "deliverer's CPU and AWS calls a result are printed beside the crawl's")
@@ -358,6 +362,10 @@ def main() -> None:
             raise SystemExit("bench: --cost-inputs needs the heed side")
         biggest = max(runs, key=lambda r: r["heed"]["requests"])
         Path(args.cost_inputs).write_text(json.dumps(cost_inputs(biggest), indent=2) + "\n")
+    if args.bot_shapes:
+        proc = subprocess.run([_python(), str(HERE / "cost_units.py"), "--write", args.bot_shapes], timeout=3600)
+        if proc.returncode != 0:
+            raise SystemExit("bench: bench/cost_units.py failed")
     if args.check:
         bad = [r["size"] for r in results if "heed" in r and (
             r["heed"]["site"]["violations"] or r["heed"]["left"] or r["heed"]["site"]["requests"] == 0)]
