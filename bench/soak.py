@@ -4,8 +4,8 @@ rate its politeness allows, and whether memory and the database stay flat once r
 
 The web: ``--hosts`` sites on loopback (127.78.x.y), each a feed whose items change every 30 s (new
 articles to read) and those articles. The bot: AubeBot's shape with a short gap (``--delay``), its
-feed read every minute, its articles capped wide, its request log kept ``--keep`` (short, so
-retention applies within the run). Every ``--every`` seconds it samples the resident memory of the
+feed read every minute, its articles capped wide, its request log and its results kept ``--keep``
+(short, so retention applies within the run). Every ``--every`` seconds it samples the resident memory of the
 serving process and its workers and the database's size on disk, then prints each one's slope per
 hour over the second half of the run (after retention began to apply), beside the first half's.
 
@@ -107,7 +107,8 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=30.0)
     ap.add_argument("--hosts", type=int, default=40)
     ap.add_argument("--delay", type=float, default=0.5)
-    ap.add_argument("--keep", default="5m", help="the request log's retention (heed serve --keep-requests)")
+    ap.add_argument("--keep", default="5m", help="the request log's and the results' retention (heed serve "
+                                                  "--keep-requests, and retention.events in its --settings)")
     ap.add_argument("--every", type=float, default=20.0, help="seconds between two samples")
     args = ap.parse_args()
     sites = [_site(i) for i in range(args.hosts)]
@@ -124,11 +125,14 @@ def main() -> int:
     sources.write_text(yaml.safe_dump({"sources": [
         {"id": f"s{i}", "url": f"http://{s.server_address[0]}:{s.server_address[1]}/feed.xml", "kind": "feed"}
         for i, s in enumerate(sites)]}), encoding="utf-8")
+    settings = work / "settings.yaml"
+    settings.write_text(yaml.safe_dump({"retention": {"events": args.keep}}), encoding="utf-8")
     state = work / "state"
     heed = str(Path(sys.executable).parent / "heed")
     log = (work / "serve.log").open("wb")
     proc = subprocess.Popen([heed, "serve", "--bot", str(bot), "--state", str(state), "--sources", str(sources),
-                             "--allow-private", "--quiet", "--keep-requests", args.keep], stdout=log,
+                             "--allow-private", "--quiet", "--keep-requests", args.keep, "--settings", str(settings)],
+                            stdout=log,
                             stderr=subprocess.STDOUT)
     samples: list[tuple[float, float, float]] = []  # (seconds, RSS MB, database MB)
     t0 = time.monotonic()
@@ -150,7 +154,8 @@ def main() -> int:
                                      text=True).stdout)
     half = len(samples) // 2
     first, second = samples[:half], samples[half:]
-    print(f"soak: {args.minutes:g} min, {args.hosts} hosts, d = {args.delay:g} s, request log kept {args.keep}; "
+    print(f"soak: {args.minutes:g} min, {args.hosts} hosts, d = {args.delay:g} s, request log and results kept "
+          f"{args.keep}; "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     print(f"  requests logged (all runs): {info['tables']['requests']['rows']:,} kept now; results "
           f"{info['tables']['events']['rows']:,}")
