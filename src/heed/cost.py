@@ -285,15 +285,10 @@ def cmd_cost(args: argparse.Namespace) -> int:
     from heed.local.root import ROOT
 
     path = _inputs_path()
-    if args.table:
-        inputs = json.loads(path.read_text(encoding="utf-8"))
-        prices = json.loads(PRICES.read_text(encoding="utf-8"))
-        print(table(prices, inputs, load_template(ROOT / "template.yaml")))
-        return 0
-    if not args.bot or args.pages_per_month is None:
+    if not args.table and (not args.bot or args.pages_per_month is None):
         raise ConfigError("name the bot and the pages: --bot NAME|FILE --pages-per-month N (or --table: the five bots)")
     try:
-        profile = load_profile(args.bot)
+        profile = None if args.table else load_profile(args.bot)
         inputs = json.loads(path.read_text(encoding="utf-8"))
         prices = json.loads(PRICES.read_text(encoding="utf-8"))
         template = load_template(ROOT / "template.yaml")
@@ -302,6 +297,9 @@ def cmd_cost(args: argparse.Namespace) -> int:
     except (OSError, ValueError, TemplateError) as exc:
         raise ConfigError(f"cannot read the cost inputs ({exc}); make them with: bench/run --size 200x10 "
                           f"--side heed --cost-inputs {path}") from exc
+    if profile is None:
+        print(table(prices, inputs, template))
+        return 0
     from heed_core.profile import builtin_base
 
     est = estimate(profile, args.pages_per_month, args.egress, prices, inputs, template, webhook=args.webhook,

@@ -106,3 +106,10 @@ def test_the_readme_cost_table_is_the_tools(capsys: Any) -> None:
 def test_without_a_bot_or_pages_it_says_what_to_name(capsys: Any) -> None:
     code, _, err = run_command(capsys, "cost", "--bot", "aubebot")
     assert code == 2 and err.count("\n") == 1 and "--pages-per-month" in err
+
+
+def test_the_table_without_its_inputs_is_one_line(capsys: Any, tmp_path: Any, monkeypatch: Any) -> None:
+    # --table reads the same files as one bot's bill, and a missing one is the same one line
+    monkeypatch.setattr("heed.cost._inputs_path", lambda: tmp_path / "missing.json")
+    code, out, err = run_command(capsys, "cost", "--table")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "cost inputs" in err

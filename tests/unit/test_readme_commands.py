@@ -42,7 +42,7 @@ def _shell_commands() -> list[list[str]]:
 def _inline_commands() -> list[str]:
     """Each `heed ...` code span of the README's prose (a command's shape, with its metavariables)."""
     prose = re.sub(r"```.*?```", "", README, flags=re.S)
-    return [span for span in re.findall(r"`(heed [^`]+)`", prose)]
+    return re.findall(r"`(heed [^`]+)`", prose)
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -61,6 +61,12 @@ def _leaf(words: list[str]) -> tuple[argparse.ArgumentParser, list[str], list[st
     return parser, path, words
 
 
+def _unknown_options(parser: argparse.ArgumentParser, rest: list[str]) -> list[str]:
+    """The options among ``rest`` that ``parser`` does not take, as written (argparse would
+    complete an abbreviation)."""
+    return sorted({w.split("=", 1)[0] for w in rest if w.startswith("--")} - set(parser._option_string_actions))
+
+
 def test_the_readme_shows_commands_at_all() -> None:
     # a test of nothing passes: the README's blocks and spans are found
     assert len(_shell_commands()) >= 8 and len(_inline_commands()) >= 20
@@ -73,10 +79,8 @@ def test_each_shell_command_of_the_readme_parses_as_written(words: list[str]) ->
         parser.parse_args(words)
     except SystemExit as exc:
         pytest.fail(f"README: `heed {' '.join(words)}` does not parse (exit {exc.code})")
-    # as written, not as argparse would complete an abbreviation
     leaf, path, rest = _leaf(list(words))
-    options = {w.split("=", 1)[0] for w in rest if w.startswith("--")}
-    assert options <= set(leaf._option_string_actions), f"heed {' '.join(path)}: {sorted(options)}"
+    assert not _unknown_options(leaf, rest), f"heed {' '.join(path)}: {_unknown_options(leaf, rest)}"
 
 
 @pytest.mark.parametrize("span", _inline_commands())
@@ -86,14 +90,12 @@ def test_each_command_the_readme_names_exists_with_the_options_it_shows(span: st
     parser, path, rest = _leaf(list(words))
     assert path, f"README: `{span}` names no command of heed"
     # `heed block|unblock HOST`: each alternative of the command is a command too
+    siblings = _subparsers(_leaf(path[:-1])[0]) | _subparsers(parser)
     for alt in re.findall(r"\b([a-z-]+)\|([a-z-]+)\b", span.split("--")[0]):
-        for name in alt:
-            if name not in path and name[0].islower() and not name.isupper():
-                siblings = _subparsers(_leaf(path[:-1])[0]) if len(path) > 1 else _subparsers(build_parser())
-                assert name in siblings or name in _subparsers(parser), f"README: `{span}`: no command {name}"
-    known = set(parser._option_string_actions)
-    options = {w.split("=", 1)[0] for w in rest if w.startswith("--")}
-    assert options <= known, f"README: `{span}`: heed {' '.join(path)} takes no {sorted(options - known)}"
+        for name in set(alt) - set(path):
+            assert name in siblings, f"README: `{span}`: no command {name}"
+    unknown = _unknown_options(parser, rest)
+    assert not unknown, f"README: `{span}`: heed {' '.join(path)} takes no {unknown}"
 
 
 def test_each_make_target_the_readme_names_exists() -> None:
