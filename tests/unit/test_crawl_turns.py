@@ -636,6 +636,59 @@ def test_private_address_refusal_of_a_page_is_a_skip_not_a_request() -> None:
     assert r.store.pending_work(HOST) == []
 
 
+# --- the request log: journaled with the answer's commit, after its parse --------------------------
+def test_the_request_is_journaled_after_its_answer_is_settled_and_before_the_commit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN AubeBot, and a record of the order of the settle, the journal and the host's commits
+    r = rig("aubebot")
+    r.transport.script(SITE + "/feed.xml", Reply(200, FEED_CT, rss()))
+    order: list[str] = []
+    settle, request, write = r.crawler.settler.settle, r.journal.request, r.store.write_host
+
+    def settling(*a: Any, **k: Any) -> Any:
+        order.append("settle")
+        return settle(*a, **k)
+
+    def journaling(record: dict[str, Any]) -> None:
+        order.append("request " + record["url"].rsplit("/", 1)[-1])
+        request(record)
+
+    def writing(*a: Any, **k: Any) -> Any:
+        order.append("write")
+        return write(*a, **k)
+    monkeypatch.setattr(r.crawler.settler, "settle", settling)
+    monkeypatch.setattr(r.journal, "request", journaling)
+    monkeypatch.setattr(r.store, "write_host", writing)
+    r.round(r.source(SITE + "/feed.xml", "feed"))
+    # WHEN the queue is played out
+    r.play()
+    # THEN each request is journaled once, after its answer is settled (the parse is no part of
+    # the commit's transaction) and before the commit that carries it
+    assert order == ["write", "settle", "request robots.txt", "write", "settle", "request feed.xml", "write"]
+    assert [j["url"] for j in r.journal.requests] == r.transport.urls()
+
+
+def test_a_request_whose_answer_cannot_be_settled_is_journaled_all_the_same(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN AubeBot, and settling the feed's answer failing (a defect in a parser, say)
+    r = rig("aubebot")
+    r.transport.script(SITE + "/feed.xml", Reply(200, FEED_CT, rss()))
+    settle = r.crawler.settler.settle
+
+    def failing(token: Any, plan: Any, *a: Any, **k: Any) -> Any:
+        if plan.role != "robots":
+            raise RuntimeError("a defect")
+        return settle(token, plan, *a, **k)
+    monkeypatch.setattr(r.crawler.settler, "settle", failing)
+    r.round(r.source(SITE + "/feed.xml", "feed"))
+    # WHEN the feed's turn runs
+    with pytest.raises(RuntimeError):
+        r.play()
+    # THEN the request it made is in the log: the site saw it, so an operator sees it too
+    assert [j["url"] for j in r.journal.requests] == [SITE + "/robots.txt", SITE + "/feed.xml"]
+    assert r.transport.urls() == [SITE + "/robots.txt", SITE + "/feed.xml"]
+
+
 # --- at-least-once delivery: a redelivered turn makes no second request --------------------------------
 class CrashOnCommit(MemoryStore):
     """A store whose commit after a fetch fails once, as if the invocation died after the request."""

@@ -201,48 +201,70 @@ def commit_answer(commits: Committer, settler: Settler, token: TokenIn, plan: Pl
     same answer settled again on a fresh read), and if it still does not, ``CommitFailed``
     keeps the token away until that gap is over. The request is never made a second time here."""
     p, clock = commits.p, commits.clock
-    item = plan.item
-    assert item is not None
+    item, request = plan.item, plan.request
+    assert item is not None and request is not None
     t_end = result.t_end or clock.now()
     gap_end = politeness.gap_end(p.politeness, t_end, plan.delay if plan.role in ("item", "tdmrep", "hop")
                                  else p.politeness.min_delay_s)
-    inputs = Inputs()
-    for attempt in range(COMMIT_TRIES):
-        commit = settler.settle(token, plan, plan.view.copy(), version, result, inputs)
-        try:
-            commits.put_aux(token.host, commit.aux)
-            landed = commits.write(token.host, version, commit.view, commit.owner, commit.lease,
-                                   commit.outbox if commit.outbox else None, clock.now())
-        except TransientError as exc:
-            if attempt + 1 == COMMIT_TRIES:
-                raise CommitFailed(f"{token.host}: commit after the request failed: {exc}", gap_end) from exc
-            time.sleep(0.05 * 4 ** attempt)  # AWS's backoff for a throttled call, not a politeness wait
-            continue
-        if landed is not None:
-            commits.journal_skips(plan.skips + commit.skips, clock.now())
-            return _after_commit(p, clock, token, commit, result)
-        # The item changed under the turn (an operator's change, a purge, a lost lease): read
-        # it again and settle this same answer on what is there now.
-        fresh = HostView.from_record(commits.store.read_host(token.host, aux=commits.aux))
-        if fresh.owner not in (None, token.owner) and fresh.lease_until > clock.now():
-            raise CommitFailed(f"{token.host}: another turn holds the host", gap_end)
-        again = plan_turn(p, fresh, token, clock.now())
-        if again.foreign_owner:
-            raise CommitFailed(f"{token.host}: another turn holds the host", gap_end)
-        if not any(i.work_id == item.work_id for i in again.view.frontier):
-            # The work is gone (purged, settled, blocked meanwhile): keep the gap, drop the answer.
-            again.view.pacing = replace(again.view.pacing, last_end=t_end,
-                                        next_allowed=max(again.view.pacing.next_allowed, gap_end))
-            again.dirty, again.request = True, None
-            again.wait = max(0.0, gap_end - clock.now()) if again.view.frontier else None
-            try:
-                return commits.without_request(token, fresh, again, clock.now())
-            except TransientError as exc:
-                raise CommitFailed(f"{token.host}: {exc}", gap_end) from exc
-        plan = replace(plan, view=again.view, skips=again.skips, events=again.events, sources=again.sources,
-                       tokens=again.tokens, aux=again.aux)
-        version = fresh.version
-    raise CommitFailed(f"{token.host}: the host item kept changing during the turn", gap_end)
+    # The request is journaled with the commit, after the answer is settled (its parse is no
+    # part of the transaction: on one machine a transaction holds the database's one write lock),
+    # and journaled all the same when settling it fails.
+    journaled = False
+    try:
+        inputs = Inputs()
+        for attempt in range(COMMIT_TRIES):
+            commit = settler.settle(token, plan, plan.view.copy(), version, result, inputs)
+            if not journaled:
+                journaled = True
+                commits.record_request(result, request.purpose, item.source_id)
+            landed = _write(commits, token, version, commit, attempt, gap_end)
+            if landed is _TRY_AGAIN:
+                continue
+            if landed is not None:
+                commits.journal_skips(plan.skips + commit.skips, clock.now())
+                return _after_commit(p, clock, token, commit, result)
+            # The item changed under the turn (an operator's change, a purge, a lost lease): read
+            # it again and settle this same answer on what is there now.
+            fresh = HostView.from_record(commits.store.read_host(token.host, aux=commits.aux))
+            if fresh.owner not in (None, token.owner) and fresh.lease_until > clock.now():
+                raise CommitFailed(f"{token.host}: another turn holds the host", gap_end)
+            again = plan_turn(p, fresh, token, clock.now())
+            if again.foreign_owner:
+                raise CommitFailed(f"{token.host}: another turn holds the host", gap_end)
+            if not any(i.work_id == item.work_id for i in again.view.frontier):
+                # The work is gone (purged, settled, blocked meanwhile): keep the gap, drop the answer.
+                again.view.pacing = replace(again.view.pacing, last_end=t_end,
+                                            next_allowed=max(again.view.pacing.next_allowed, gap_end))
+                again.dirty, again.request = True, None
+                again.wait = max(0.0, gap_end - clock.now()) if again.view.frontier else None
+                try:
+                    return commits.without_request(token, fresh, again, clock.now())
+                except TransientError as exc:
+                    raise CommitFailed(f"{token.host}: {exc}", gap_end) from exc
+            plan = replace(plan, view=again.view, skips=again.skips, events=again.events, sources=again.sources,
+                           tokens=again.tokens, aux=again.aux)
+            version = fresh.version
+        raise CommitFailed(f"{token.host}: the host item kept changing during the turn", gap_end)
+    finally:
+        if not journaled:
+            commits.record_request(result, request.purpose, item.source_id)
+
+
+_TRY_AGAIN = object()  # a busy store: the same answer is settled and written again
+
+
+def _write(commits: Committer, token: TokenIn, version: int, commit: Commit, attempt: int, gap_end: float) -> Any:
+    """The commit written: its new version, None when the item changed, ``_TRY_AGAIN`` after a
+    busy store's backoff (``CommitFailed`` once the tries are spent)."""
+    try:
+        commits.put_aux(token.host, commit.aux)
+        return commits.write(token.host, version, commit.view, commit.owner, commit.lease,
+                             commit.outbox if commit.outbox else None, commits.clock.now())
+    except TransientError as exc:
+        if attempt + 1 == COMMIT_TRIES:
+            raise CommitFailed(f"{token.host}: commit after the request failed: {exc}", gap_end) from exc
+        time.sleep(0.05 * 4 ** attempt)  # AWS's backoff for a throttled call, not a politeness wait
+        return _TRY_AGAIN
 
 
 def _after_commit(p: Profile, clock: Clock, token: TokenIn, commit: Commit, result: FetchResult) -> TurnResult:

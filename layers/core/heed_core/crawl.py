@@ -168,10 +168,8 @@ class Crawler:
     def _fetch(self, plan: Plan) -> FetchResult:
         request = plan.request
         assert request is not None and plan.item is not None
-        source = plan.item.source_id
         if plan.role == "item" and plan.item.ctx.get("render") and self.render is not None:
             result = self.render(request.url, request.max_bytes)  # WANNADO-09: the render service asks
         else:
             result = self.transport.fetch(request)
-        self.commits.record_request(result, request.purpose, source)
-        return result
+        return result  # journaled with the answer's commit (``committer.commit_answer``)
