@@ -126,8 +126,9 @@ def main() -> int:
         "extends": "aubebot",
         "politeness": {"min_delay_s": args.delay, "crawl_delay_cap_s": 1, "max_in_flight": None},
         "schedules": [{"expression": "cron(* * * * ? *)", "task": "feed"}],
-        "tasks": {"feed": {"min_read_interval_s": 0,
-                           "article_followup": {"per_source_per_window": 1000, "total_per_window": 100000}}},
+        "tasks": {"feed": {"min_read_interval_s": 0, "max_items": items,
+                           "article_followup": {"per_source_per_window": 100 * items,
+                                                "total_per_window": 100 * items * args.hosts}}},
     }), encoding="utf-8")
     sources = work / "sources.yaml"
     sources.write_text(yaml.safe_dump({"sources": [
