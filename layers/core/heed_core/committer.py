@@ -217,8 +217,14 @@ def commit_answer(commits: Committer, settler: Settler, token: TokenIn, plan: Pl
             if not journaled:
                 journaled = True
                 commits.record_request(result, request.purpose, item.source_id)
-            landed = _write(commits, token, version, commit, attempt, gap_end)
-            if landed is _TRY_AGAIN:
+            try:
+                commits.put_aux(token.host, commit.aux)
+                landed = commits.write(token.host, version, commit.view, commit.owner, commit.lease,
+                                       commit.outbox if commit.outbox else None, clock.now())
+            except TransientError as exc:
+                if attempt + 1 == COMMIT_TRIES:
+                    raise CommitFailed(f"{token.host}: commit after the request failed: {exc}", gap_end) from exc
+                time.sleep(0.05 * 4 ** attempt)  # AWS's backoff for a throttled call, not a politeness wait
                 continue
             if landed is not None:
                 commits.journal_skips(plan.skips + commit.skips, clock.now())
@@ -248,23 +254,6 @@ def commit_answer(commits: Committer, settler: Settler, token: TokenIn, plan: Pl
     finally:
         if not journaled:
             commits.record_request(result, request.purpose, item.source_id)
-
-
-_TRY_AGAIN = object()  # a busy store: the same answer is settled and written again
-
-
-def _write(commits: Committer, token: TokenIn, version: int, commit: Commit, attempt: int, gap_end: float) -> Any:
-    """The commit written: its new version, None when the item changed, ``_TRY_AGAIN`` after a
-    busy store's backoff (``CommitFailed`` once the tries are spent)."""
-    try:
-        commits.put_aux(token.host, commit.aux)
-        return commits.write(token.host, version, commit.view, commit.owner, commit.lease,
-                             commit.outbox if commit.outbox else None, commits.clock.now())
-    except TransientError as exc:
-        if attempt + 1 == COMMIT_TRIES:
-            raise CommitFailed(f"{token.host}: commit after the request failed: {exc}", gap_end) from exc
-        time.sleep(0.05 * 4 ** attempt)  # AWS's backoff for a throttled call, not a politeness wait
-        return _TRY_AGAIN
 
 
 def _after_commit(p: Profile, clock: Clock, token: TokenIn, commit: Commit, result: FetchResult) -> TurnResult:
