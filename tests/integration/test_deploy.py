@@ -117,7 +117,11 @@ def test_a_new_bot_deployed_dry_runs_and_its_built_artifact_runs_a_round_as_its_
         web.stop()
     # THEN the site saw mybot, and mybot's numbers: 2 s between requests, 2 articles of the source
     assert report["finished"] is True and report["profile"] == "mybot" and report["sha256"] == sha
-    assert [r.path for r in log] == ["/robots.txt", "/feed.xml", "/art/1", "/art/2"]
+    assert [r.path for r in log] == ["/robots.txt", "/feed.xml", "/art/1", "/art/2"], report["journal"]
+    # AND the build journaled each request the site saw, once
+    journal = report["journal"]
+    assert isinstance(journal, list)
+    assert [j["url"][len(base):] for j in journal if j["kind"] == "request"] == [r.path for r in log], journal
     assert {r.header("User-Agent") for r in log} == {"Mybot/0.1 (+https://bots.example.org/mybot)"}
     assert min(gaps(log)) >= 2.0, gaps(log)
     # AND every module of Heed that ran came from the build, none from the source tree

@@ -86,7 +86,9 @@ def run_round(build: Path, feed_url: str, queue_url: str, queue_arn: str, batch_
     from heed_aws.operator_store import DynamoOperatorStore
 
     # The only thing not as in Lambda: the site is on loopback, which the fetcher refuses otherwise.
-    runtime.configure(allow_private=True)
+    journal: list[dict[str, Any]] = []  # what the round journaled (its skips say why work was not done)
+    runtime.configure(allow_private=True, journal_tap=lambda kind, record: journal.append(
+        {"kind": kind, **{k: record.get(k) for k in ("url", "reason", "detail", "status")}}))
     DynamoOperatorStore(runtime.store().table, runtime.store().db).put_sources([Source("site", feed_url, "feed")])
     scheduler = load("scheduler_app", build / "SchedulerFunction" / "app.py")
     fetcher = load("fetcher_app", build / "FetcherFunction" / "app.py")
@@ -118,7 +120,7 @@ def run_round(build: Path, feed_url: str, queue_url: str, queue_arn: str, batch_
             sqs.delete_message_batch(QueueUrl=queue_url, Entries=done)
     profile = runtime.profile()
     return {"profile": profile.name, "sha256": content_hash(profile), "invocations": invocations,
-            "finished": time.monotonic() < deadline,
+            "finished": time.monotonic() < deadline, "journal": journal,
             "modules": {name: getattr(mod, "__file__", None) for name, mod in sorted(sys.modules.items())
                         if getattr(mod, "__file__", None)}}
 
