@@ -7,7 +7,11 @@ power cut loses nothing committed; the wait for the disk comes after the write l
 one ``fsync`` shared by the commits that end together), a busy timeout (a writer of another
 process is waited for, never an error). Each thread has its own connection; the writers of one
 process take turns on a lock of their own, so they queue instead of spinning in SQLite's busy
-handler.
+handler. A thread that waits on the network, or has nothing to do, gives its connection back
+(``put_back``) to the process's idle ones, and takes one of them when it next reads or writes:
+hundreds of turns waiting on slow sites share the few connections of the turns at work, each
+with its statements prepared and its pages cached, where a connection a thread (opened, its
+schema read, its statements prepared, for every new thread) cost milliseconds a turn.
 
 A write is ``with db.write() as c:`` (``BEGIN IMMEDIATE``: the write lock is taken first, so a
 transaction never fails half-way for another writer); nested, it joins the outer transaction, so
@@ -44,8 +48,12 @@ def translate(exc: sqlite3.Error, what: str) -> HeedError:
     return ServiceFault(f"{what}: {type(exc).__name__}: {text}")
 
 
+MAX_IDLE_CONNECTIONS = 32  # connections kept open for the next thread that needs one; more are closed
+
+
 class Database:
-    """The database at ``path``, opened (and its schema made) on first use, one connection a thread."""
+    """The database at ``path``, opened (and its schema made) on first use: a connection a thread
+    while it reads or writes, taken from the idle ones (``put_back``) or opened."""
 
     def __init__(self, path: Path, *, synchronous: str = "FULL", busy_timeout_s: float = 60.0) -> None:
         if synchronous.upper() not in ("FULL", "NORMAL"):
@@ -56,6 +64,7 @@ class Database:
         self._local = threading.local()
         self._lock = threading.RLock()  # this process's writers, one at a time
         self._all: list[sqlite3.Connection] = []
+        self._idle: list[sqlite3.Connection] = []  # open, no transaction, no thread's (``put_back``)
         self._all_lock = threading.Lock()
         self._ready = False
         self._wlock: tuple[int | None, int] = (None, 0)  # the writer lock file's descriptor, and whose
@@ -63,21 +72,45 @@ class Database:
 
     # --- connections ----------------------------------------------------------------------------
     def conn(self) -> sqlite3.Connection:
-        """This thread's connection (autocommit: transactions are explicit)."""
+        """This thread's connection (autocommit: transactions are explicit): the one it holds, else
+        an idle one, else a new one."""
         c: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if c is None:
-            try:
-                c = self._open_connection()
-            except sqlite3.Error as exc:
-                raise translate(exc, f"open {self.path}") from exc
-            self._local.conn = c
-            self._local.depth = 0
-            self._local.open = False
             with self._all_lock:
-                self._all.append(c)
+                c = self._idle.pop() if self._idle else None
+            if c is None:
+                try:
+                    c = self._open_connection()
+                except sqlite3.Error as exc:
+                    raise translate(exc, f"open {self.path}") from exc
+                with self._all_lock:
+                    self._all.append(c)
+            self._local.conn = c
+            if not hasattr(self._local, "depth"):
+                self._local.depth = 0
+                self._local.open = False
             if not self._ready:
                 self._make_schema(c)
         return c
+
+    def put_back(self) -> None:
+        """This thread's connection to the idle ones, unless a transaction is open on it (the
+        thread is about to wait on the network, or has nothing to do): the next thread that
+        reads or writes takes it. More than ``MAX_IDLE_CONNECTIONS`` idle are closed."""
+        local = self._local
+        c: sqlite3.Connection | None = getattr(local, "conn", None)
+        if c is None or getattr(local, "open", False) or getattr(local, "depth", 0) or c.in_transaction:
+            return
+        del local.conn
+        with self._all_lock:
+            if len(self._idle) < MAX_IDLE_CONNECTIONS:
+                self._idle.append(c)
+                return
+            self._all = [x for x in self._all if x is not c]
+        try:
+            c.close()
+        except sqlite3.Error:
+            pass
 
     def _open_connection(self) -> sqlite3.Connection:
         """A connection set up for this state. Turning an older database's rollback journal to
@@ -118,18 +151,9 @@ class Database:
         c.execute("PRAGMA cache_size=-4000")  # 4 MB a connection: many threads, one page cache each
 
     def close_thread(self) -> None:
-        """Close this thread's connection, if it has one (a thread that ends: its connection, its
-        page cache and its file descriptors go with it)."""
-        c: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if c is None or getattr(self._local, "open", False):
-            return
-        del self._local.conn
-        with self._all_lock:
-            self._all = [x for x in self._all if x is not c]
-        try:
-            c.close()
-        except sqlite3.Error:
-            pass
+        """A thread that ends: its connection to the idle ones (``put_back``), or closed when
+        enough are idle (its page cache and file descriptors go with it)."""
+        self.put_back()
 
     def _make_schema(self, c: sqlite3.Connection) -> None:
         with self._lock:
@@ -159,7 +183,7 @@ class Database:
     def close(self) -> None:
         """Close every connection this object opened (the last one checkpoints the WAL)."""
         with self._all_lock:
-            conns, self._all = self._all, []
+            conns, self._all, self._idle = self._all, [], []
         for c in conns:
             try:
                 c.close()

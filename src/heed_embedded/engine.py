@@ -143,6 +143,7 @@ class SlotTransport:
             self.before_send = self._before_send
 
     def fetch(self, request: FetchRequest) -> FetchResult:
+        self.db.put_back()  # no transaction is open across a request: its connection serves another turn
         self.slots.give()
         try:
             return self.inner.fetch(request)
@@ -159,6 +160,7 @@ class SlotTransport:
             try:
                 hook()
             finally:
+                self.db.put_back()
                 self.slots.give()
         self.inner.before_send(marked)  # type: ignore[attr-defined]
 
@@ -349,6 +351,7 @@ class Engine:
             except Exception:  # noqa: BLE001 - the visibility timeout brings them back
                 pass
         finally:
+            self.db.put_back()  # the thread may wait a while for its next turn: its connection serves others
             self.slots.end()
 
     # --- a process that died -----------------------------------------------------------------------------

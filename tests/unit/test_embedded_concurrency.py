@@ -147,6 +147,35 @@ def test_the_pool_starts_a_thread_only_when_none_is_idle_and_ends_idle_ones(tmp_
     assert pool.threads == 0 and sorted(ran) == [0, 1, 2, 3] and len(exited) == 3
 
 
+def test_threads_share_the_idle_connections_and_none_moves_with_a_transaction_open(tmp_path: Path) -> None:
+    db = Database(tmp_path / "heed.db")
+    with db.write() as c:
+        c.execute("CREATE TABLE t (x INTEGER)")
+    first = db.conn()
+    db.put_back()  # this thread waits on the network: its connection is another's
+    took: list[object] = []
+    worker = threading.Thread(target=lambda: (took.append(db.conn()), db.put_back()))
+    worker.start()
+    worker.join()
+    assert took == [first]  # the idle connection was taken, none opened
+    with db.write() as c:
+        c.execute("INSERT INTO t VALUES (1)")
+        db.put_back()  # inside a transaction: the connection stays with it
+        assert db.conn() is c
+    with db.batch():
+        with db.write() as c:
+            c.execute("INSERT INTO t VALUES (2)")
+        db.put_back()  # a batch's transaction is open until its end (or a flush)
+        assert db.conn() is c and c.in_transaction
+        db.flush()
+        db.put_back()  # committed: now it may go
+        with db.write() as c2:
+            c2.execute("INSERT INTO t VALUES (3)")
+    with db.read() as c:
+        assert [r[0] for r in c.execute("SELECT x FROM t ORDER BY x")] == [1, 2, 3]
+    db.close()
+
+
 def test_a_job_that_raises_does_not_take_its_thread_down() -> None:
     pool = TurnPool("t", idle_s=5)
     ran = threading.Event()
