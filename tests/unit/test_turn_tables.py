@@ -200,6 +200,20 @@ def test_settle_remembers_a_feeds_reported_items_in_the_host() -> None:
     assert out2.events == []
 
 
+def test_a_feeds_articles_leave_the_feeds_memory_of_reported_items_behind() -> None:
+    # GIVEN a feed read whose item carries its source's reported items (a round's token does)
+    feed = (b'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
+            b"<item><title>a</title><link>http://news.example/a/1</link><description>Short.</description></item>"
+            b"</channel></rss>")
+    read = item(ctx={"si": [f"{n:016x}" for n in range(200)]})
+    answer = replace(_result(200, feed, headers=(("Content-Type", "application/rss+xml"),)), url=SITE + "/feed.xml")
+    out = settle_item(AUBE, Snap().view([read]), read, answer, 2.0, NOW + 0.5)
+    # THEN its article goes to the frontier without them (they were 4 KB of every pending article)
+    (article,) = [c.item for c in out.candidates]
+    assert article.purpose == "article" and article.ctx == {"title": "a"}
+    assert "si" not in article.to_compact().get("c", {})
+
+
 def test_a_record_of_a_failed_read_is_no_read() -> None:
     from heed_core.hoststate import was_read
     assert [was_read(s) for s in (200, 304, 404, 410, 403, 429, 500, 503, None)] == [

@@ -82,6 +82,9 @@ def _feed(inp: TaskInput) -> TaskOutput:
     follow = task.article_followup
     write_about = bool(options_of(item).get("write_about"))
     known = set(before)  # the feed items this source already reported (its host's memory and the round's)
+    # The read's memory of reported items is the feed's, not its articles': an article that carried
+    # it (up to MAX_SEEN_ITEMS ids) made each pending article of the host's frontier 4 KB.
+    parent = replace(item, ctx={k: v for k, v in item.ctx.items() if k != "si"}) if "si" in item.ctx else item
     ids: list[str] = []
     for seq, it in enumerate(parsed.items):
         if not it.link:
@@ -102,7 +105,7 @@ def _feed(inp: TaskInput) -> TaskOutput:
         short = it.summary_length < follow.summary_shorter_than
         wanted = (follow.mode == "short_summary" and short) or (follow.mode == "selected" and write_about)
         if wanted:
-            out.candidates.append(_article_candidate(item.follow(link, "article", seq=seq, ctx={"title": it.title}),
+            out.candidates.append(_article_candidate(parent.follow(link, "article", seq=seq, ctx={"title": it.title}),
                                                      follow, now))
     # The memory of reported items: this read's first, then older ones, bounded.
     out.source_fields["seen_items"] = list(dict.fromkeys(ids + before))[: 2 * max_items]
