@@ -99,6 +99,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from heed_core.profile import load_profile
     from heed_core.sources import load_source_file
 
+    from heed_embedded.memory import limit_arenas
     from heed_embedded.serve import ServeOptions, serve
 
     from heed.botcheck import warn_identity
@@ -108,6 +109,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # tells it in one line, `heed serve: ...`, exit 2; the database refusing (a full disk) exit 1.
     from heed.settings import load_settings, reachable, webhook_endpoint
 
+    limit_arenas()  # before any thread: a process that runs for months keeps its heap to a few arenas
     profile = load_profile(args.bot)
     sources = load_source_file(Path(args.sources), profile) if args.sources else None
     settings = load_settings(args.settings)

@@ -40,6 +40,7 @@ from heed_embedded.console import Progress, Totals, to_journal
 from heed_embedded.db import Database
 from heed_embedded.engine import Engine, key_file_signer
 from heed_embedded.journal import SqliteJournal
+from heed_embedded.memory import Trimmer
 from heed_embedded.results import export_events
 from heed_embedded.retention import Retention, ensure_incremental, prune
 from heed_embedded.scheduler import META_KEY, next_firing
@@ -184,8 +185,10 @@ def _worker(spec: dict[str, Any], array: Any, stop: Any) -> None:
 
 
 def _sync_loop(journal: SqliteJournal, stop: Any) -> None:
+    trimmer = Trimmer()
     while not stop.wait(1.0):
         journal.sync()
+        trimmer.maybe()  # the heap's free pages back to the system, once a minute
 
 
 def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr: TextIO | None = None,
@@ -311,10 +314,12 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
                 total[k] += v
         return total
 
+    trimmer = Trimmer()
     try:
         while not stop.is_set():
             stop.wait(0.25)
             now = clock.now()
+            trimmer.maybe()  # the heap's free pages back to the system, once a minute
             for proc, tally, session, child_stop in list(children):
                 if not proc.is_alive() and not stop.is_set():
                     # A worker that died: its tokens back at once (their hosts made safe), and a new one.
