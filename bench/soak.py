@@ -22,11 +22,13 @@ import argparse
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from contextlib import closing
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -186,10 +188,8 @@ def main() -> int:
 
 def _table_bytes(state: Path) -> dict[str, int]:
     """Bytes of each table of the state's database, its indexes counted in (SQLite's dbstat)."""
-    import sqlite3
-
     try:
-        with sqlite3.connect(f"file:{state / 'heed.db'}?mode=ro", uri=True, timeout=5) as c:
+        with closing(sqlite3.connect(f"file:{state / 'heed.db'}?mode=ro", uri=True, timeout=5)) as c:
             rows = c.execute("SELECT coalesce(m.tbl_name, d.name), sum(d.pgsize) FROM dbstat d "
                              "LEFT JOIN sqlite_master m ON m.name = d.name GROUP BY 1").fetchall()
     except sqlite3.Error:
