@@ -5,9 +5,9 @@ WAL mode (readers never wait for the writer, and the operator's commands read wh
 writes), ``synchronous=FULL`` by default (every commit is on disk when it returns: a SIGKILL or a
 power cut loses nothing committed; the wait for the disk comes after the write lock is let go,
 one ``fsync`` shared by the commits that end together), a busy timeout (a writer of another
-process is waited for, never an error). Each thread has its own connection; the writers of one
-process take turns on a lock of their own, so they queue instead of spinning in SQLite's busy
-handler. A thread that waits on the network, or has nothing to do, gives its connection back
+process is waited for, never an error). A thread reads and writes on a connection it holds
+alone; the writers of one process take turns on a lock of their own, so they queue instead of
+spinning in SQLite's busy handler. A thread that waits on the network, or has nothing to do, gives its connection back
 (``put_back``) to the process's idle ones, and takes one of them when it next reads or writes:
 hundreds of turns waiting on slow sites share the few connections of the turns at work, each
 with its statements prepared and its pages cached, where a connection a thread (opened, its
