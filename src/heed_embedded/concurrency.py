@@ -164,7 +164,7 @@ class Slots:
 class TurnPool:
     """Threads for the engine's turns, as many as it asks for: a turn submitted runs on an idle
     thread, or a new one when none is idle; a thread idle for ``idle_s`` ends, ``on_exit`` (its
-    database connection closed) called on it first. How many turns run at once is ``Slots``'s
+    database connection given back) called on it first. How many turns run at once is ``Slots``'s
     to decide, never the pool's."""
 
     def __init__(self, name: str, *, idle_s: float = IDLE_THREAD_S,

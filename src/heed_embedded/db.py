@@ -150,11 +150,6 @@ class Database:
         c.execute("PRAGMA foreign_keys=OFF")
         c.execute("PRAGMA cache_size=-4000")  # 4 MB a connection: many threads, one page cache each
 
-    def close_thread(self) -> None:
-        """A thread that ends: its connection to the idle ones (``put_back``), or closed when
-        enough are idle (its page cache and file descriptors go with it)."""
-        self.put_back()
-
     def _make_schema(self, c: sqlite3.Connection) -> None:
         with self._lock:
             if self._ready:

@@ -296,7 +296,7 @@ class Engine:
         or visible and none comes due within ``until_idle`` seconds. Returns how many tokens are
         still waiting (hidden) when it returns."""
         slots = self.slots
-        pool = TurnPool("heed-turn", on_exit=self.db.close_thread)
+        pool = TurnPool("heed-turn", on_exit=self.db.put_back)  # a thread that ends: its connection to another
         try:
             while stop is None or not stop.is_set():
                 with self._cond:
