@@ -38,7 +38,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--once", action="store_true", help="one round of every task now, then exit when no work "
                                                        "is left within --patience")
     p.add_argument("--workers", type=count, default=0, metavar="N",
-                   help="processes crawling side by side (default: two per core)")
+                   help="processes crawling side by side (default: two per core, as memory allows)")
     p.add_argument("--threads", type=count, default=0, metavar="N", help="requests at once in each process, "
                    "fixed (default: as many as the hosts due and the sites' answer times ask for, within the "
                    "machine's memory and file descriptors); the profile's politeness.max_in_flight caps the total")

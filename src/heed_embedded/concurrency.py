@@ -18,13 +18,14 @@ file descriptors, the address space), lower when the profile caps requests at on
 thread, started when none is idle and ended after ``IDLE_THREAD_S`` with nothing to do."""
 from __future__ import annotations
 
+import os
 import resource
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 
-__all__ = ["ACTIVE_TURNS", "Slots", "TurnPool", "concurrency_cap"]
+__all__ = ["ACTIVE_TURNS", "PROCESSES_PER_CORE", "Slots", "TurnPool", "concurrency_cap", "default_processes"]
 
 ACTIVE_TURNS = 16  # turns of one process at work at once (the old fixed pool's size: 4, 8 and 32 did no better)
 IDLE_THREAD_S = 30.0  # a turn's thread with nothing to do for this long ends
@@ -36,6 +37,12 @@ MAX_TURNS = 1024  # turns at once in one process, whatever the machine allows
 TURN_MEMORY = 6 << 20
 FDS_PER_TURN = 3  # a request's socket, its thread's connection to the database and its WAL
 FD_MARGIN = 64  # the logs, the lock files, the interpreter's own
+# Processes crawling a core, by default. The one write lock's holder waits for its process's GIL
+# between its statements, behind the threads of that process that read answers and parse them;
+# with two a core each process has half of them, and the lock is held shorter (10,000 x 3 with the
+# latency mix: 0.33 of the ideal against 0.29 with one a core, alternating; docs/performance.md).
+PROCESSES_PER_CORE = 2
+PROCESS_MEMORY = 256 << 20  # what a crawling process may come to hold (the bench's: 100 MB at 10,000 x 3)
 
 
 def _memory_available() -> int | None:
@@ -56,6 +63,16 @@ def _memory_available() -> int | None:
     except (OSError, ValueError):
         pass
     return max(0, min(found)) if found else None
+
+
+def default_processes(cores: int | None = None) -> int:
+    """How many processes ``heed serve`` crawls with when not told: ``PROCESSES_PER_CORE`` a core,
+    no more than half the memory available holds at ``PROCESS_MEMORY`` each, at least one."""
+    n = PROCESSES_PER_CORE * max(1, cores if cores is not None else (os.cpu_count() or 1))
+    available = _memory_available()
+    if available is not None:
+        n = min(n, available // 2 // PROCESS_MEMORY)
+    return max(1, n)
 
 
 def concurrency_cap(processes: int = 1) -> tuple[int, str]:

@@ -36,6 +36,7 @@ from heed_core.ports import SystemClock
 from heed_core.profile import Profile, load_profile_data
 from heed_core.webhook import Endpoint
 
+from heed_embedded.concurrency import default_processes
 from heed_embedded.console import Progress, Totals, to_journal
 from heed_embedded.db import Database
 from heed_embedded.engine import Engine, key_file_signer
@@ -52,18 +53,12 @@ __all__ = ["JsonLog", "ServeOptions", "serve"]
 _STATS = ("requests", "skips", "events", "turns", "failures", "transient", "faults", "rounds")
 _MAX_LINE = 4000  # a log line stays under PIPE_BUF: processes side by side never interleave one
 _PRUNE_S = 3600.0
-# Processes crawling a core, by default. The one write lock's holder waits for its process's GIL
-# between its statements, behind the threads of that process that read answers and parse them;
-# with two a core each process has half the threads, and the lock is held shorter (10,000 x 3
-# with the latency mix: 0.39 of the ideal against 0.33 with one a core, some 50 MB more a
-# process; docs/performance.md).
-PROCESSES_PER_CORE = 2
 
 
 @dataclass(frozen=True)
 class ServeOptions:
     once: bool = False
-    workers: int = 0  # processes, this one included (0: PROCESSES_PER_CORE a core)
+    workers: int = 0  # processes, this one included (0: concurrency.default_processes)
     threads: int = 0  # turns at once in each process (0: as many as the work asks, Engine's docstring)
     batch: int = 1
     patience_s: float = 15.0  # --once: how long to wait for hidden work before ending
@@ -207,7 +202,7 @@ def serve(profile: Profile, state: EmbeddedState, opts: ServeOptions, *, stderr:
     err = stderr or sys.stderr
     log = JsonLog(profile.name, quiet=opts.quiet)
     stop = stop or threading.Event()
-    workers = opts.workers or PROCESSES_PER_CORE * (os.cpu_count() or 1)
+    workers = opts.workers or default_processes()
     limit = profile.politeness.max_in_flight
     if limit:
         # AUBE-11: requests at once over all hosts: one thread makes one request at a time.

@@ -15,7 +15,7 @@ from heed_core.errors import ConfigError
 from heed_core.profile import load_profile_data
 
 from heed_embedded import concurrency
-from heed_embedded.concurrency import MAX_TURNS, Slots, TurnPool, concurrency_cap
+from heed_embedded.concurrency import MAX_TURNS, Slots, TurnPool, concurrency_cap, default_processes
 from heed_embedded.db import Database
 from heed_embedded.engine import Engine
 
@@ -205,6 +205,20 @@ def test_the_cap_follows_the_file_descriptors_and_the_memory(monkeypatch: pytest
     monkeypatch.setattr(concurrency, "_memory_available", lambda: None)
     monkeypatch.setattr(resource, "getrlimit", lambda which: (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
     assert concurrency_cap(1) == (MAX_TURNS, "MAX_TURNS")
+
+
+def test_two_processes_a_core_by_default_as_the_memory_allows(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a machine of 2 cores with memory to spare: two processes a core
+    monkeypatch.setattr(concurrency, "_memory_available", lambda: 16 << 30)
+    assert default_processes(2) == 2 * concurrency.PROCESSES_PER_CORE == 4
+    # a small VPS (600 MB available, 1 core): half of it holds one process, not two
+    monkeypatch.setattr(concurrency, "_memory_available", lambda: 600 << 20)
+    assert default_processes(1) == 1
+    # a machine that says nothing of its memory: the cores decide; never fewer than one
+    monkeypatch.setattr(concurrency, "_memory_available", lambda: None)
+    assert default_processes(3) == 6
+    monkeypatch.setattr(concurrency, "_memory_available", lambda: 0)
+    assert default_processes(8) == 1
 
 
 def test_aube_11_max_in_flight_caps_the_turns_of_every_process(tmp_path: Path) -> None:
