@@ -66,9 +66,10 @@ def _memory_available() -> int | None:
 
 
 def default_processes(cores: int | None = None) -> int:
-    """How many processes ``heed serve`` crawls with when not told: ``PROCESSES_PER_CORE`` a core,
-    no more than half the memory available holds at ``PROCESS_MEMORY`` each, at least one."""
-    n = PROCESSES_PER_CORE * max(1, cores if cores is not None else (os.cpu_count() or 1))
+    """How many processes ``heed serve`` crawls with when not told: ``PROCESSES_PER_CORE`` a core
+    it may run on (its CPU affinity: a container's or systemd's ``CPUAffinity=``), no more than
+    half the memory available holds at ``PROCESS_MEMORY`` each, at least one."""
+    n = PROCESSES_PER_CORE * max(1, cores if cores is not None else (os.process_cpu_count() or 1))
     available = _memory_available()
     if available is not None:
         n = min(n, available // 2 // PROCESS_MEMORY)
