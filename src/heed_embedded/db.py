@@ -7,11 +7,12 @@ power cut loses nothing committed; the wait for the disk comes after the write l
 one ``fsync`` shared by the commits that end together), a busy timeout (a writer of another
 process is waited for, never an error). A thread reads and writes on a connection it holds
 alone; the writers of one process take turns on a lock of their own, so they queue instead of
-spinning in SQLite's busy handler. A thread that waits on the network, or has nothing to do, gives its connection back
-(``put_back``) to the process's idle ones, and takes one of them when it next reads or writes:
-hundreds of turns waiting on slow sites share the few connections of the turns at work, each
-with its statements prepared and its pages cached, where a connection a thread (opened, its
-schema read, its statements prepared, for every new thread) cost milliseconds a turn.
+spinning in SQLite's busy handler. A thread that waits on the network, or has nothing to do,
+gives its connection back (``put_back``) to the process's idle ones, and takes one of them when
+it next reads or writes: hundreds of turns waiting on slow sites share the few connections of
+the turns at work, each with its statements prepared and its pages cached, where a connection a
+thread (opened, its schema read, its statements prepared, for every new thread) cost
+milliseconds a turn.
 
 A write is ``with db.write() as c:`` (``BEGIN IMMEDIATE``: the write lock is taken first, so a
 transaction never fails half-way for another writer); nested, it joins the outer transaction, so
