@@ -24,9 +24,10 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from heed_core.errors import ConfigError, HeedError, ServiceFault, TransientError
 
@@ -398,6 +399,16 @@ class Database:
             finally:
                 if c.in_transaction:
                     c.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise translate(exc, what) from exc
+
+    def query(self, sql: str, params: Sequence[Any] = (), what: str = "read") -> list[Any]:
+        """The rows of one statement: its own snapshot (SQLite's autocommit: no ``BEGIN`` and
+        ``COMMIT`` around it, two calls into SQLite fewer than ``read``), or, inside a write,
+        that transaction's."""
+        c = self.conn()
+        try:
+            return c.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             raise translate(exc, what) from exc
 

@@ -17,6 +17,7 @@ None of it touches a gap: a host is one token, one turn at a time, and its gap i
 token's."""
 from __future__ import annotations
 
+import heapq
 import threading
 import time
 from collections import Counter
@@ -231,10 +232,12 @@ class Engine:
         self.log = log or (lambda event, fields: None)
         self._cond = threading.Condition()
         self._wakeups = 0
+        self._hints: list[float] = []  # when tokens this process hid come out (a heap, clock time)
+        self._looks_at = 0.0  # when the waiting loop looks at the queue again (clock time; 0: not waiting)
         self.counts: Counter[str] = Counter()
         self._count_lock = threading.Lock()
         self.store = SqliteStore(db, clock.now)
-        self.queue = WorkQueue(db, clock.now, on_send=self._wake)
+        self.queue = WorkQueue(db, clock.now, on_send=self._wake, on_hide=self._hidden)
         self.results: Any = results or SqliteResults(db, clock.now)
         p = profile
         model = kinds.extractor_model(p)  # WANNADO-10: a language model where the profile switches it on
@@ -264,6 +267,15 @@ class Engine:
         with self._cond:
             self._wakeups += 1
             self._cond.notify_all()
+
+    def _hidden(self, visible_at: float) -> None:
+        """A token this process hid comes out at ``visible_at``: a loop waiting past then looks
+        at the queue when it does (the time it waits for was read before this hide), not at its
+        next wake-up (up to ``poll_s`` later: a gap that long late)."""
+        with self._cond:
+            heapq.heappush(self._hints, visible_at)
+            if self._looks_at and visible_at < self._looks_at:
+                self._cond.notify_all()
 
     # --- rounds ------------------------------------------------------------------------------------
     def tick(self, tasks: list[str] | None = None, now: float | None = None) -> dict[str, Any]:
@@ -303,11 +315,12 @@ class Engine:
                     self._wakeups = 0
                 free = slots.free()
                 # A read first: a receive is a write (the database's lock), and most wake-ups
-                # (a turn ended) find nothing due.
+                # (a turn ended) find nothing due. With no slot free there is nothing to take (and
+                # the wait is ``poll_s``, or the next wake-up): the queue is not read at all.
                 now = self.clock.now()
-                nxt = self.queue.next_visible()
+                nxt = self.queue.next_visible() if free > 0 else None
                 due = nxt is not None and nxt <= now
-                msgs = self.queue.receive(free * self.batch, self.session) if free > 0 and due else []
+                msgs = self.queue.receive(free * self.batch, self.session) if due else []
                 groups = _batches(msgs, self.batch)
                 slots.start(len(groups))
                 for group in groups:
@@ -324,7 +337,16 @@ class Engine:
                         timeout = poll_s
                     else:
                         timeout = max(0.0005, min(poll_s, nxt - now))
+                    # Until then, until a token this process hid comes out (the read above may have
+                    # come before that hide was committed), or until a wake-up.
+                    hints = self._hints
+                    while hints and hints[0] <= now:
+                        heapq.heappop(hints)
+                    if hints:
+                        timeout = max(0.0005, min(timeout, hints[0] - now))
+                    self._looks_at = now + timeout
                     self._cond.wait(timeout)
+                    self._looks_at = 0.0
             with self._cond:
                 while slots.busy:
                     self._cond.wait(0.5)

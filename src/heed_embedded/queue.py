@@ -74,7 +74,8 @@ class WorkQueue:
     def __init__(self, db: Database, clock: Callable[[], float] = time.time, *,
                  visibility_timeout_s: float = VISIBILITY_TIMEOUT_S, max_receive_count: int = MAX_RECEIVE_COUNT,
                  retention_s: float = RETENTION_S, dedup_s: float = DEDUP_S,
-                 on_send: Callable[[int], None] | None = None) -> None:
+                 on_send: Callable[[int], None] | None = None,
+                 on_hide: Callable[[float], None] | None = None) -> None:
         self.db = db
         self.clock = clock
         self.visibility_timeout_s = visibility_timeout_s
@@ -82,6 +83,7 @@ class WorkQueue:
         self.retention_s = retention_s
         self.dedup_s = dedup_s
         self.on_send = on_send  # told how many messages went in (wakes this process's receivers)
+        self.on_hide = on_hide  # told when the soonest message this process hid comes out
 
     # --- Tokens ------------------------------------------------------------------------------------
     def send(self, tokens: Sequence[TokenOut]) -> None:
@@ -122,14 +124,13 @@ class WorkQueue:
         with self.db.write("receive", durable=False) as c:
             heads = c.execute(
                 # (The window in the order of the index alone: a tie broken by id would sort it.)
-                "SELECT id FROM (SELECT id, visible, chain FROM queue WHERE head = 1 AND visible <= ? "
-                "ORDER BY visible LIMIT ?) ORDER BY visible - min(coalesce(chain, ?), ?), id LIMIT ?",
+                "SELECT q.id, q.grp, q.body, q.receives, q.sent FROM (SELECT id, visible, chain FROM queue "
+                "WHERE head = 1 AND visible <= ? ORDER BY visible LIMIT ?) AS w JOIN queue AS q ON q.id = w.id "
+                "ORDER BY w.visible - min(coalesce(w.chain, ?), ?), w.id LIMIT ?",
                 (now, max(DUE_WINDOW, max_messages), CHAIN_CAP_S, CHAIN_CAP_S, max(1, max_messages))).fetchall()
-            for (head_id,) in heads:
+            for mid, grp, body, receives, sent in heads:
                 if len(out) >= max_messages:
                     break
-                mid, grp, body, receives, sent = c.execute(
-                    "SELECT id, grp, body, receives, sent FROM queue WHERE id = ?", (head_id,)).fetchone()
                 group = [(mid, body, receives, sent)]
                 group += c.execute("SELECT id, body, receives, sent FROM queue WHERE grp = ? AND id > ? "
                                    "AND visible <= ? AND holder IS NULL ORDER BY id LIMIT ?",
@@ -184,6 +185,8 @@ class WorkQueue:
                            for h in handles])
         if self.on_send is not None and any(h[1] <= 0 for h in handles):
             self.on_send(0)
+        elif self.on_hide is not None:
+            self.on_hide(now + min(float(h[1]) for h in handles))
 
     def delete(self, receipts: Sequence[str]) -> None:
         """Acknowledge messages (a stale receipt deletes nothing)."""
@@ -212,9 +215,8 @@ class WorkQueue:
     # --- what is in it -------------------------------------------------------------------------------
     def next_visible(self) -> float | None:
         """When the next message not held by anyone comes out (None: none is waiting)."""
-        with self.db.read("queue") as c:
-            row = c.execute("SELECT min(visible) FROM queue WHERE head = 1 AND holder IS NULL").fetchone()
-        return float(row[0]) if row and row[0] is not None else None
+        rows = self.db.query("SELECT min(visible) FROM queue WHERE head = 1 AND holder IS NULL", what="queue")
+        return float(rows[0][0]) if rows and rows[0][0] is not None else None
 
     def counts(self) -> dict[str, Any]:
         """Messages by state: ``ready`` (visible now), ``waiting`` (hidden: deferred hosts),

@@ -29,7 +29,7 @@ from heed_core.urls import authority, host_name
 from heed_core.work import Source, UrlRecord
 
 from heed_embedded.db import Database
-from heed_embedded.rows import chunks, dumps, qmarks, rname, suffixes
+from heed_embedded.rows import CHUNK, chunks, dumps, qmarks, rname, suffixes
 from heed_embedded.store_operator import OperatorRows
 from heed_embedded.store_sources import SourceRows
 
@@ -53,9 +53,8 @@ class SqliteStore(OperatorRows, SourceRows):
     # --- requests in flight (the embedded engine's marks: heed_embedded.engine.EmbeddedCrawler) ------
     def attempts(self, url: str) -> int:
         """How many requests of ``url`` were marked in flight and got no committed answer."""
-        with self.db.read("attempts") as c:
-            row = c.execute("SELECT n FROM attempts WHERE url = ?", (url,)).fetchone()
-        return int(row[0]) if row is not None else 0
+        rows = self.db.query("SELECT n FROM attempts WHERE url = ?", (url,), "attempts")
+        return int(rows[0][0]) if rows else 0
 
     def mark_attempt(self, url: str, host: str, now: float, expires_at: float) -> None:
         """Mark a request of ``url`` in flight (a write that survives a kill, not a wait for the
@@ -98,6 +97,33 @@ class SqliteStore(OperatorRows, SourceRows):
         names = sorted({s for h in wanted for s in suffixes(h)})
         blocks: dict[str, str] = {}
         purges: dict[str, float] = {}
+        kinds = list(aux)
+        if len(wanted) <= CHUNK and len(names) <= CHUNK:
+            # One statement, one snapshot: the host's rows, its marks and caches, and the blocks
+            # and purges of its names (a turn's read: five SELECTs in a transaction were seven
+            # calls into SQLite, each a wait for the GIL on a busy process).
+            q, d = qmarks(len(wanted)), qmarks(len(names))
+            sql = (f"SELECT 0, host, v, own, lease, st, ob FROM hosts WHERE host IN ({q}) "
+                   f"UNION ALL SELECT 1, host, v, sent, NULL, NULL, NULL FROM marks WHERE host IN ({q}) "
+                   f"UNION ALL SELECT 3, domain, reason, NULL, NULL, NULL, NULL FROM blocks WHERE domain IN ({d}) "
+                   f"UNION ALL SELECT 4, domain, at, NULL, NULL, NULL, NULL FROM purges WHERE domain IN ({d})")
+            params = [*wanted, *wanted, *names, *names]
+            if kinds:
+                sql += (f" UNION ALL SELECT 2, host, kind, data, NULL, NULL, NULL FROM aux WHERE host IN ({q}) "
+                        f"AND kind IN ({qmarks(len(kinds))})")
+                params += [*wanted, *kinds]
+            for tag, *row in self.db.query(sql, params, "read hosts"):
+                if tag == 0:
+                    items[row[0]] = tuple(row)
+                elif tag == 1:
+                    marks[row[0]] = (row[1], row[2])
+                elif tag == 2:
+                    extra.setdefault(row[0], {})[row[1]] = row[2]
+                elif tag == 3:
+                    blocks[row[0]] = row[1]
+                else:
+                    purges[row[0]] = row[1]
+            return {h: self._record(h, items.get(h), marks.get(h), extra.get(h, {}), blocks, purges) for h in wanted}
         with self.db.read("read hosts") as c:
             for part in chunks(wanted):
                 q = qmarks(len(part))
@@ -105,8 +131,7 @@ class SqliteStore(OperatorRows, SourceRows):
                     items[row[0]] = row
                 for host, v, sent in c.execute(f"SELECT host, v, sent FROM marks WHERE host IN ({q})", part):
                     marks[host] = (v, sent)
-                if aux:
-                    kinds = list(aux)
+                if kinds:
                     for host, kind, data in c.execute(
                             f"SELECT host, kind, data FROM aux WHERE host IN ({q}) AND kind IN ({qmarks(len(kinds))})",
                             [*part, *kinds]):

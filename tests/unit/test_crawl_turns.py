@@ -637,6 +637,29 @@ def test_private_address_refusal_of_a_page_is_a_skip_not_a_request() -> None:
 
 
 # --- the request log: journaled with the answer's commit, after its parse --------------------------
+def test_a_wait_counts_from_the_settle_not_from_the_end_of_a_slow_commit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN AubeBot (1.5 s), and a host write that takes 0.3 s (on one machine: a wait for the
+    # database's write lock)
+    r = rig("aubebot")
+    r.transport.script(SITE + "/feed.xml", Reply(200, FEED_CT, rss()))
+    write = r.store.write_host
+
+    def slow(*a: Any, **k: Any) -> Any:
+        r.clock.t += 0.3
+        return write(*a, **k)
+    monkeypatch.setattr(r.store, "write_host", slow)
+    r.round(r.source(SITE + "/feed.xml", "feed"))
+    # WHEN the host's first turn (robots.txt) is played
+    turn = r.queue.step(HOST)
+    # THEN its wait ends where the gap does (1.5 s after the answer), not 0.3 s later: it counts
+    # from when it was worked out, before the commit, and the token is hidden for what is left
+    answer = r.sent(HOST)[0].result
+    assert turn.action == "defer"
+    assert turn.at + turn.delay_s == pytest.approx(answer.t_end + 1.5)
+    assert turn.at < r.clock.now()
+    assert turn.left(r.clock.now()) == pytest.approx(1.5 - 0.3)
+
+
 def test_the_request_is_journaled_after_its_answer_is_settled_and_before_the_commit(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN AubeBot, and a record of the order of the settle, the journal and the host's commits

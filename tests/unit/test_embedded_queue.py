@@ -277,3 +277,52 @@ def test_databases_of_schema_2_opened_by_two_processes_at_once_both_open(tmp_pat
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_a_hide_tells_when_its_soonest_token_comes_out_and_a_hide_for_now_wakes_at_once(tmp_path: Path) -> None:
+    # GIVEN a queue whose process listens for sends and hides
+    clock = Clock()
+    sent: list[int] = []
+    hidden: list[float] = []
+    q = WorkQueue(Database(tmp_path / "heed.db"), clock, on_send=sent.append, on_hide=hidden.append)
+    _one_each(q, ["a", "b"])
+    first, second = q.receive(2, "w")
+    # WHEN both are hidden, for 4 s and for 2 s
+    q.hide([(first.receipt, 4.0), (second.receipt, 2.0)])
+    # THEN the process is told the soonest comes out in 2 s (its loop may be waiting past then,
+    # on a read made before this hide)
+    assert hidden == [clock.t + 2.0]
+    # and a token hidden for no time wakes the receivers at once instead
+    clock.t += 5.0
+    (again,) = q.receive(1, "w")
+    q.hide([(again.receipt, 0.0)])
+    assert len(hidden) == 1 and sent[-1] == 0
+
+
+def test_the_turns_read_of_hosts_is_one_statement_with_the_answer_of_the_chunked_reads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a state with a host, its drain mark and cached robots.txt, a block and a purge
+    import heed_embedded.store as store_module
+
+    store = store_module.SqliteStore(Database(tmp_path / "heed.db"), lambda: 1000.0)
+    a, b, c = "http://a.example:80", "http://b.example:80", "http://c.example:80"
+    with store.db.write() as conn:
+        conn.execute("INSERT INTO hosts (host, v, own, lease, st, ob, expires) "
+                     "VALUES (?, 3, 'o', 5.0, '{}', NULL, 9e9)", (a,))
+        conn.execute("INSERT INTO marks (host, v, sent, expires) VALUES (?, 2, '[\"x\"]', 9e9)", (a,))
+        conn.execute("INSERT INTO aux (host, kind, data, expires) VALUES (?, 'robots', '{\"body\": \"\"}', 9e9)", (a,))
+        conn.execute("INSERT INTO blocks (domain, reason) VALUES ('b.example', 'asked')")
+        conn.execute("INSERT INTO purges (domain, at) VALUES ('example', 7.0)")
+    statements: list[str] = []
+    store.db.conn().set_trace_callback(statements.append)
+    # WHEN a turn reads the three hosts
+    short = store.read_turn_hosts([a, b, c], aux=("robots",))
+    store.db.conn().set_trace_callback(None)
+    # THEN it took one statement (a snapshot of its own), and got what it reads in chunks (a read
+    # of more hosts than one statement takes)
+    assert len(statements) == 1
+    assert (short[a].version, short[a].owner, short[a].drained.version) == (3, "o", 2)
+    assert short[a].aux == {"robots": {"body": ""}}
+    assert (short[a].purged_at, short[a].blocked, short[b].blocked, short[c].purged_at) == (7.0, None, "asked", 7.0)
+    monkeypatch.setattr(store_module, "CHUNK", 1)
+    assert store.read_turn_hosts([a, b, c], aux=("robots",)) == short

@@ -262,7 +262,8 @@ def _after_commit(p: Profile, clock: Clock, token: TokenIn, commit: Commit, resu
     if not commit.more or commit.rotate:
         return TurnResult("ack", requests=sent, why="fetched", pending=pending, wake=commit.wake)
     return TurnResult("defer", delay_s=max(0.0, commit.wait or 0.0), requests=sent, why="fetched",
-                      pending=pending, wake=commit.wake, chain_s=remaining_s(p, commit.view, clock.now()))
+                      pending=pending, wake=commit.wake, chain_s=remaining_s(p, commit.view, clock.now()),
+                      at=commit.at)
 
 
 def _worth_an_item(v: HostView) -> bool:

@@ -96,7 +96,8 @@ class Crawler:
         (one read for a batch's hosts, taken with ``aux=self.aux``); the commit is conditional on
         its version all the same."""
         result = self._turn(token, snapshot)
-        result.at = self.clock.now()  # a wait counts from here (a little late: never shorter)
+        if not result.at:
+            result.at = self.clock.now()  # a wait counts from here (a little late: never shorter)
         return result
 
     def _turn(self, token: TokenIn, snapshot: HostRecord | None) -> TurnResult:

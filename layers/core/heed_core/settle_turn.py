@@ -59,6 +59,7 @@ class Commit:
     more: bool
     rotate: bool
     wake: set[str]
+    at: float = 0.0  # the clock time ``wait`` counts from
 
 
 class Settler:
@@ -151,11 +152,14 @@ class Settler:
                         sources=tuple(sources))
         # The owner is hidden for the gap measured on this machine's clock, the one that stamped
         # t_end: a duration, which no skew shortens, so without the margin (Plan.credit).
-        wait = next_wait(v, self.clock.now(), self.p.politeness.clock_skew_margin_s) if more else None
+        # The wait counts from this moment (``Commit.at``), not from the commit's end: the gap's
+        # end is a time on this clock, and a wait for the write lock is no part of it.
+        at = self.clock.now()
+        wait = next_wait(v, at, self.p.politeness.clock_skew_margin_s) if more else None
         owner = token.owner if more and not rotate else None
-        return Commit(view=v, outbox=outbox, owner=owner, lease=self.clock.now() + (wait or 0.0) + self.lease_s,
+        return Commit(view=v, outbox=outbox, owner=owner, lease=at + (wait or 0.0) + self.lease_s,
                       aux=aux, skips=skips, wait=wait, more=more, rotate=rotate,
-                      wake={t.host for t in tokens if t.host != v.host})
+                      wake={t.host for t in tokens if t.host != v.host}, at=at)
 
     def _settle_item(self, v: HostView, item: WorkItem, result: FetchResult, plan: Plan, now: float,
                      inputs: Inputs) -> Settled:
