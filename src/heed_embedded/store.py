@@ -50,7 +50,7 @@ class SqliteStore(OperatorRows, SourceRows):
         self.clock = clock
         self._local = threading.local()  # the URL whose in-flight mark this thread's turn holds
 
-    # --- requests in flight (the embedded engine's marks: heed_embedded.engine.EmbeddedCrawler) ------
+    # --- requests in flight (the embedded engine's marks: heed_embedded.crawler.EmbeddedCrawler) -----
     def attempts(self, url: str) -> int:
         """How many requests of ``url`` were marked in flight and got no committed answer."""
         rows = self.db.query("SELECT n FROM attempts WHERE url = ?", (url,), "attempts")

@@ -199,6 +199,48 @@ def test_a_crash_before_the_commit_refetches_that_page_once_after_the_gap(web: F
     assert len(reads) == 2 and reads[1].t_start - reads[0].t_end >= GAP
 
 
+def test_a_first_turn_claims_its_host_with_its_requests_mark_once_connected(
+        web: FaultWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a record of the write transactions each thread begins, and of the connections made
+    h = Harness(tmp_path, profile(), web)
+    begun: list[tuple[int, str]] = []
+    begin = Database._begin
+
+    def begins(db: Database, c: sqlite3.Connection, what: str, *, durable: bool) -> None:
+        begun.append((threading.get_ident(), what))
+        begin(db, c, what, durable=durable)
+    monkeypatch.setattr(Database, "_begin", begins)
+    # WHEN the crawl runs
+    h.crawl()
+    # THEN each host's first request (its robots.txt) was claimed in the transaction of its mark,
+    # one transaction before the request where there were two, and no claim was written alone
+    whats = Counter(what for _, what in begun)
+    assert whats["claim and mark"] == len(web.servers), whats
+    assert not [w for w in whats if w.startswith("write http")], whats
+    check(web, h)
+
+
+def test_a_claim_lost_once_connected_sends_nothing_and_the_turn_comes_back(web: FaultWeb, tmp_path: Path) -> None:
+    # GIVEN another token takes one host between its first turn's plan and its claim (the claim
+    # is written once the connection is made, with the request's mark)
+    h = Harness(tmp_path, profile(), web)
+    host = f"http://{web.servers[0].host}"
+
+    def taken(name: str, expected: int, **kw: Any) -> None:
+        with h.db.write("another token's claim") as c:  # (in the claim's transaction: undone with it)
+            c.execute("INSERT INTO hosts (host, v, own, lease, st, ob, expires) VALUES (?, 1, 'other', 0, '{}', "
+                      "NULL, 9e9)", (name,))
+    fault = h.add(h.engine.store, "write_host", action="call", call=taken,
+                  when=lambda name, expected, **kw: name == host and expected == 0)
+    # WHEN the crawl runs
+    h.crawl()
+    # THEN the lost claim sent nothing (robots.txt asked once), its turn came back and claimed the
+    # host, and every page and result came once, every gap kept
+    assert fault.fired == 1
+    assert [r.path for r in web.servers[0].log()].count("/robots.txt") == 1
+    check(web, h)
+
+
 def test_a_page_whose_request_is_cut_twice_is_given_up_never_asked_a_third_time(
         web: FaultWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN the process dies while one article's request is in flight (after the site answered,

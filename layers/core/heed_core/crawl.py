@@ -16,6 +16,7 @@ and the commit after a request, retried) and ``slots`` (AUBE-11's requests in fl
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from heed_core import kinds
@@ -128,25 +129,44 @@ class Crawler:
         if slot is None:
             return self.slots.wait(self.commits, token, view, plan, now)
         try:
-            version = view.version
+            claim: Callable[[], int | None] | None = None
             if view.owner != token.owner or view.lease_until < now + self.lease_s / 2:
                 # COMMON-05: claim the host before the request (one conditional write); a token
                 # that holds it already (its lease renewed by every commit) needs no claim.
-                self.commits.put_aux(host, plan.aux)
-                claimed = self.commits.write(host, version, plan.view, token.owner, now + self.lease_s, None, now)
-                if claimed is None:
-                    return TurnResult("defer", delay_s=1.0, why="lease_taken", took_also=False)
-                version = claimed
-                # What the claim wrote is settled: its skips are journaled now, once.
-                self.commits.journal_skips(plan.skips, now)
-                plan.skips, plan.aux = [], []
-            result = self._fetch(plan)
+                claim = partial(self._claim, token, plan, view.version, now)
+            fetched = self._claim_and_fetch(plan, claim, view.version)
+            if fetched is None:
+                return TurnResult("defer", delay_s=1.0, why="lease_taken", took_also=False)
+            version, result = fetched
         finally:
             # Right after the answer (or a turn that never asked): the next request may leave.
             self.slots.release(slot)
         return commit_answer(self.commits, self.settler, token, plan, version, result)
 
-    # --- the steps an engine may change (``heed_embedded.engine.EmbeddedCrawler``) -------------
+    def _claim(self, token: TokenIn, plan: Plan, version: int, now: float) -> int | None:
+        """COMMON-05: the host's lease taken for ``token`` (one conditional write on ``version``);
+        the item's version after it, or None when another token took the host first."""
+        self.commits.put_aux(token.host, plan.aux)
+        claimed = self.commits.write(token.host, version, plan.view, token.owner, now + self.lease_s, None, now)
+        if claimed is None:
+            return None
+        # What the claim wrote is settled: its skips are journaled now, once.
+        self.commits.journal_skips(plan.skips, now)
+        plan.skips, plan.aux = [], []
+        return claimed
+
+    def _claim_and_fetch(self, plan: Plan, claim: Callable[[], int | None] | None,
+                         version: int) -> tuple[int, FetchResult] | None:
+        """The claim (when the token needs one), then the request: the host's version the answer's
+        commit is conditional on, and the answer; None when the claim was lost (nothing sent)."""
+        if claim is not None:
+            claimed = claim()
+            if claimed is None:
+                return None
+            version = claimed
+        return version, self._fetch(plan)
+
+    # --- the steps an engine may change (``heed_embedded.crawler.EmbeddedCrawler``) ------------
     def _take_slot(self, token: TokenIn, plan: Plan, now: float) -> tuple[int, str] | None:
         """AUBE-11: the slot this request holds (``slots.RequestSlots.take``)."""
         return self.slots.take(token, plan, now)
