@@ -6,11 +6,14 @@ or fewer, and lets as many turns wait on the network as come, up to ``cap``: whi
 their time more turns start, and requests in flight are what Little's law says, the rate at
 which hosts come due (bounded by the CPU) times how long sites take to answer: a few for sites
 on loopback, hundreds for slow ones, as many as the hosts due when all of them wait on slow
-sites. A turn whose wait is over takes a slot again before any new turn starts (the mark of a
-request about to leave first, then the answers, oldest first): what was started is finished
-first, and only ``active`` turns ever compete for the CPU and the database's write lock (each
-of them waits less for it, and the queue's order of due tokens, the longest chains first,
-still says who is served first).
+sites. A turn whose connection is made takes a slot again before anything else (the mark of its
+request, which leaves right after). An answer gives way to the hosts that are due, for a
+quarter of the bot's shortest gap at most (``ANSWER_GIVES_WAY``), then goes before them: the
+next request of its host counts its gap from the answer's end, not from when it is read, so a
+wave of hosts due at once (a round's first requests) goes out before the first answers are
+parsed. Only ``active`` turns ever compete for the CPU and the database's write lock (each of
+them waits less for it, and the queue's order of due tokens, the longest chains first, still
+says who is served first).
 
 ``cap`` is what the machine allows a process (``concurrency_cap``: the memory available, the
 file descriptors, the address space), lower when the profile caps requests at once
@@ -25,9 +28,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-__all__ = ["ACTIVE_TURNS", "PROCESSES_PER_CORE", "Slots", "TurnPool", "concurrency_cap", "default_processes"]
+__all__ = ["ACTIVE_TURNS", "ANSWER_GIVES_WAY", "PROCESSES_PER_CORE", "Slots", "TurnPool", "concurrency_cap",
+           "default_processes"]
 
 ACTIVE_TURNS = 16  # turns of one process at work at once (the old fixed pool's size: 4, 8 and 32 did no better)
+# An answer gives way to hosts that are due for at most this share of the shortest gap the bot
+# keeps: its host's next request counts its gap from the answer's end, not from when it is read.
+ANSWER_GIVES_WAY = 0.25
 IDLE_THREAD_S = 30.0  # a turn's thread with nothing to do for this long ends
 MAX_TURNS = 1024  # turns at once in one process, whatever the machine allows
 # What a turn in flight may hold: its thread's stack, a page and its parse, its thread's SQLite
@@ -110,12 +117,13 @@ class Slots:
     ``active`` of them at work; with ``active >= cap`` (a fixed pool) a turn keeps its slot
     from start to end. Otherwise a turn gives its slot back (``give``) for every wait on the
     network and takes one again (``take``) for the work after it, waiting for one if none is
-    free: the mark of its request (``"mark"``) before the answers (``"answer"``), and both
-    before new turns. The loop asks ``free`` and ``start``s that many turns; a turn calls
-    ``end`` when it is over. ``wake`` tells the loop a slot came free (never called under
+    free: the mark of its request (``"mark"``) before anything; the answers (``"answer"``)
+    before new turns, unless the loop found hosts due (``due``): then after them, for
+    ``answer_wait_s`` at most. The loop asks ``free`` and ``start``s that many turns; a turn
+    calls ``end`` when it is over. ``wake`` tells the loop a slot came free (never called under
     this object's lock)."""
 
-    def __init__(self, cap: int, active: int, wake: Callable[[], None]) -> None:
+    def __init__(self, cap: int, active: int, wake: Callable[[], None], *, answer_wait_s: float = 0.0) -> None:
         self.cap = max(1, cap)
         self.active_cap = max(1, min(active, self.cap))
         self.fixed = self.active_cap >= self.cap
@@ -127,18 +135,43 @@ class Slots:
         self.peak_waiting = 0
         self._marks: deque[threading.Event] = deque()  # turns waiting for a slot to mark their request
         self._answers: deque[threading.Event] = deque()  # turns waiting for a slot for their answer
+        self._overdue: deque[threading.Event] = deque()  # answers that waited ``answer_wait_s`` already
+        self.answer_wait_s = answer_wait_s  # how long an answer gives way to hosts that are due
+        self.starts_first = False  # hosts are due (``due``): they go before answers, for ``answer_wait_s``
 
     def _hand_over(self) -> None:
-        """Free slots to the turns waiting for one (under the lock)."""
-        while self.active < self.active_cap and (self._marks or self._answers):
+        """Free slots to the turns waiting for one (under the lock): the marks, the answers that
+        waited their while, then the other answers unless hosts are due."""
+        while self.active < self.active_cap:
+            line = self._marks or self._overdue or (None if self._starts_wait() else self._answers)
+            if not line:
+                return
             self.active += 1
-            (self._marks or self._answers).popleft().set()
+            line.popleft().set()
+
+    def _starts_wait(self) -> bool:
+        """Whether answers give way to new turns now: hosts are due, and one may start."""
+        return self.starts_first and self.busy < self.cap
+
+    def _owed(self) -> int:
+        return len(self._marks) + len(self._overdue) + (0 if self._starts_wait() else len(self._answers))
 
     def free(self) -> int:
         """How many new turns may start now."""
         with self._lock:
-            owed = len(self._marks) + len(self._answers)
-            return max(0, min(self.cap - self.busy, self.active_cap - self.active - owed))
+            return max(0, min(self.cap - self.busy, self.active_cap - self.active - self._owed()))
+
+    def due(self, due: bool) -> None:
+        """What the loop found when it last looked at the queue: hosts due (their turns start
+        before answers are read, each answer for ``answer_wait_s`` at most: the request of a
+        host that waits goes out, where an answer's gap is already counted from its end) or
+        none (the answers waiting take the free slots)."""
+        if self.fixed or not self.answer_wait_s:
+            return
+        with self._lock:
+            self.starts_first = due
+            if not due:
+                self._hand_over()
 
     def start(self, n: int) -> None:
         with self._lock:
@@ -164,11 +197,19 @@ class Slots:
             self.waiting -= 1
             if self.fixed:
                 return
-            if now or (self.active < self.active_cap and not self._marks and (why == "mark" or not self._answers)):
+            if now or (self.active < self.active_cap and not self._marks and (why == "mark" or not (
+                    self._answers or self._overdue or self._starts_wait()))):
                 self.active += 1
                 return
             given = threading.Event()
             (self._marks if why == "mark" else self._answers).append(given)
+        if why == "answer" and self.answer_wait_s and not given.wait(self.answer_wait_s):
+            with self._lock:
+                if not given.is_set():
+                    # It gave way long enough: first in line now, before any new turn.
+                    self._answers.remove(given)
+                    self._overdue.append(given)
+                    self._hand_over()
         given.wait()
 
     def end(self) -> None:

@@ -35,7 +35,7 @@ from heed_core.profile import Profile
 from heed_core.store import Journal, Results
 from heed_core.turn import host_gap
 
-from heed_embedded.concurrency import ACTIVE_TURNS, Slots, TurnPool, concurrency_cap
+from heed_embedded.concurrency import ACTIVE_TURNS, ANSWER_GIVES_WAY, Slots, TurnPool, concurrency_cap
 from heed_embedded.crawler import EmbeddedCrawler, SlotTransport
 from heed_embedded.db import Database
 from heed_embedded.queue import Message, WorkQueue
@@ -107,7 +107,8 @@ class Engine:
         if limit and int(limit) // max(1, processes) < cap:
             # AUBE-11: requests at once over all hosts and every process (a turn one request at a time).
             cap, self.bound = max(1, int(limit) // max(1, processes)), "politeness.max_in_flight"
-        self.slots = Slots(cap, cap if threads > 0 else ACTIVE_TURNS, self._wake)
+        self.slots = Slots(cap, cap if threads > 0 else ACTIVE_TURNS, self._wake,
+                           answer_wait_s=ANSWER_GIVES_WAY * profile.politeness.min_delay_s)
         self.batch = max(1, batch)
         self.log = log or (lambda event, fields: None)
         self._cond = threading.Condition()
@@ -200,6 +201,8 @@ class Engine:
                 now = self.clock.now()
                 nxt = self.queue.next_visible() if free > 0 else None
                 due = nxt is not None and nxt <= now
+                if free > 0:
+                    slots.due(due)  # hosts due start before answers are read (for a while), none: answers
                 msgs = self.queue.receive(free * self.batch, self.session) if due else []
                 groups = _batches(msgs, self.batch)
                 slots.start(len(groups))

@@ -107,6 +107,53 @@ def test_a_request_about_to_leave_takes_a_slot_before_the_answers() -> None:
     assert order == ["mark", "answer"]
 
 
+def test_while_hosts_are_due_an_answer_gives_way_to_their_turns_for_a_while_then_goes_first() -> None:
+    # GIVEN one slot at work, answers that give way for 0.3 s, and a turn waiting on its site
+    slots = Slots(100, 1, Wakes(), answer_wait_s=0.3)
+    _started(slots, 1)
+    slots.give()
+    # WHEN the loop finds hosts due and the answer comes in
+    slots.due(True)
+    got = threading.Event()
+
+    def answer() -> None:
+        slots.take("answer")
+        got.set()
+    t = threading.Thread(target=answer)
+    t.start()
+    # THEN the free slot goes to a new turn (a host that is due), not to the answer
+    assert not got.wait(0.1)
+    assert slots.free() == 1
+    _started(slots, 1)
+    slots.give()  # that turn's request is out: its slot comes free, and hosts are still due
+    assert not got.wait(0.05) and slots.free() == 1
+    # and once the answer gave way its while, it is first in line: the slot is its own
+    assert got.wait(2)
+    t.join()
+    assert slots.free() == 0 and slots.active == 1
+
+
+def test_with_no_host_due_an_answer_takes_the_free_slot_at_once() -> None:
+    slots = Slots(100, 1, Wakes(), answer_wait_s=30.0)
+    _started(slots, 1)
+    slots.give()
+    slots.due(True)
+    got = threading.Event()
+    t = threading.Thread(target=lambda: (slots.take("answer"), got.set()))
+    t.start()
+    assert not got.wait(0.1)
+    # WHEN the loop looks again and finds no host due, THEN the answer waiting takes the slot
+    slots.due(False)
+    assert got.wait(2)
+    t.join()
+    # and an answer that comes when nothing is due takes a free slot without waiting
+    slots.end()
+    _started(slots, 1)
+    slots.give()
+    slots.take("answer")
+    assert slots.active == 1
+
+
 def test_a_thread_holding_the_write_lock_never_waits_for_a_slot() -> None:
     slots = Slots(100, 1, Wakes())
     _started(slots, 1)
