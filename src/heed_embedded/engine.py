@@ -201,9 +201,11 @@ class Engine:
                 now = self.clock.now()
                 nxt = self.queue.next_visible() if free > 0 else None
                 due = nxt is not None and nxt <= now
-                if free > 0:
-                    slots.due(due)  # hosts due start before answers are read (for a while), none: answers
                 msgs = self.queue.receive(free * self.batch, self.session) if due else []
+                if free > 0:
+                    # Hosts due (and taken: another process may have been first) start before
+                    # answers are read, for a while; with none, the answers waiting take the slots.
+                    slots.due(bool(msgs))
                 groups = _batches(msgs, self.batch)
                 slots.start(len(groups))
                 for group in groups:
