@@ -32,8 +32,9 @@ class EmbeddedCrawler(Crawler):
     the batch's drain is): nothing of it is committed unless all of it is.
 
     Each request is marked in flight before it is made (``attempts``: the URL and how many of its
-    requests got no committed answer), a durable write of its own, and the mark is deleted by the
-    commit that settles the answer, in the same transaction. A mark still there when the URL is
+    requests got no committed answer), a write of its own once the connection is made (with the
+    claim of the host, when the turn needs one), and the mark is deleted by the commit that
+    settles the answer, in the same transaction. A mark still there when the URL is
     asked for again says a process was killed with that request in flight (or its commit did
     not land): the second request is made, a third never. The page is given up instead, a skip
     with reason ``interrupted_twice`` (``heed explain``, ``heed audit``), so a page whose

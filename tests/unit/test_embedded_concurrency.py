@@ -107,20 +107,23 @@ def test_a_request_about_to_leave_takes_a_slot_before_the_answers() -> None:
     assert order == ["mark", "answer"]
 
 
-def test_while_hosts_are_due_an_answer_gives_way_to_their_turns_for_a_while_then_goes_first() -> None:
-    # GIVEN one slot at work, answers that give way for 0.3 s, and a turn waiting on its site
-    slots = Slots(100, 1, Wakes(), answer_wait_s=0.3)
+def _answer_while_hosts_are_due(wait_s: float) -> tuple[Slots, threading.Event, threading.Thread]:
+    """One slot at work, answers giving way for ``wait_s``; its turn waits on its site, the loop
+    finds hosts due, and the answer comes in (``got`` is set once it has its slot)."""
+    slots = Slots(100, 1, Wakes(), answer_wait_s=wait_s)
     _started(slots, 1)
     slots.give()
-    # WHEN the loop finds hosts due and the answer comes in
     slots.due(True)
     got = threading.Event()
-
-    def answer() -> None:
-        slots.take("answer")
-        got.set()
-    t = threading.Thread(target=answer)
+    t = threading.Thread(target=lambda: (slots.take("answer"), got.set()))
     t.start()
+    return slots, got, t
+
+
+def test_while_hosts_are_due_an_answer_gives_way_to_their_turns_for_a_while_then_goes_first() -> None:
+    # GIVEN one slot at work, answers that give way for 0.3 s, and a turn waiting on its site
+    # WHEN the loop finds hosts due and the answer comes in
+    slots, got, t = _answer_while_hosts_are_due(0.3)
     # THEN the free slot goes to a new turn (a host that is due), not to the answer
     assert not got.wait(0.1)
     assert slots.free() == 1
@@ -134,13 +137,7 @@ def test_while_hosts_are_due_an_answer_gives_way_to_their_turns_for_a_while_then
 
 
 def test_with_no_host_due_an_answer_takes_the_free_slot_at_once() -> None:
-    slots = Slots(100, 1, Wakes(), answer_wait_s=30.0)
-    _started(slots, 1)
-    slots.give()
-    slots.due(True)
-    got = threading.Event()
-    t = threading.Thread(target=lambda: (slots.take("answer"), got.set()))
-    t.start()
+    slots, got, t = _answer_while_hosts_are_due(30.0)
     assert not got.wait(0.1)
     # WHEN the loop looks again and finds no host due, THEN the answer waiting takes the slot
     slots.due(False)
