@@ -183,10 +183,11 @@ class WorkQueue:
                           "WHERE id = ? AND receipt = ?",
                           [(now + max(0.0, float(h[1])), h[2] if len(h) > 2 else None, _id(h[0]), h[0])
                            for h in handles])
-        if self.on_send is not None and any(h[1] <= 0 for h in handles):
-            self.on_send(0)
-        elif self.on_hide is not None:
-            self.on_hide(now + min(float(h[1]) for h in handles))
+        later = [float(h[1]) for h in handles if h[1] > 0]
+        if self.on_send is not None and len(later) < len(handles):
+            self.on_send(0)  # back now: the receivers look at once
+        if self.on_hide is not None and later:
+            self.on_hide(now + min(later))  # the soonest of the others, whatever came back now
 
     def delete(self, receipts: Sequence[str]) -> None:
         """Acknowledge messages (a stale receipt deletes nothing)."""

@@ -292,11 +292,16 @@ def test_a_hide_tells_when_its_soonest_token_comes_out_and_a_hide_for_now_wakes_
     # THEN the process is told the soonest comes out in 2 s (its loop may be waiting past then,
     # on a read made before this hide)
     assert hidden == [clock.t + 2.0]
-    # and a token hidden for no time wakes the receivers at once instead
+    # and a token hidden for no time wakes the receivers at once instead; hidden beside one for
+    # 3 s, both happen (the later one is not lost behind the wake-up)
     clock.t += 5.0
     (again,) = q.receive(1, "w")
     q.hide([(again.receipt, 0.0)])
     assert len(hidden) == 1 and sent[-1] == 0
+    first, second = q.receive(2, "w")
+    sent.clear()
+    q.hide([(first.receipt, 0.0), (second.receipt, 3.0)])
+    assert sent == [0] and hidden[-1] == clock.t + 3.0
 
 
 def test_the_turns_read_of_hosts_is_one_statement_with_the_answer_of_the_chunked_reads(
