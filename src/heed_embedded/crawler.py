@@ -3,6 +3,7 @@ flight in the database, the claim of the host written with the mark) and the tra
 use (``SlotTransport``: a turn's slot given back while it waits on the network)."""
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -94,16 +95,28 @@ class EmbeddedCrawler(Crawler):
         host = plan.view.host
         pending = getattr(self._local, "claim", None)
 
-        def mark() -> None:
-            with self.db.write("claim and mark" if pending else "mark", durable=pending is not None):
-                if pending is not None:
-                    claim, claimed = pending
+        def write(c: sqlite3.Connection) -> None:
+            # (On the thread that leads the group: what it writes of its own is none of this.)
+            if pending is not None:
+                claim, claimed = pending
+                held = self.marks.held_mark()
+                self.marks.hold_mark(None)  # a claim deletes no mark: the turn holds none yet
+                try:
                     got = claim()
-                    if got is None:
-                        raise _ClaimLost(host)  # (the transaction is undone; the connection closed unused)
-                    claimed[0] = got
-                self.marks.mark_attempt(url, host, now, now + _ATTEMPT_TTL_S)
+                finally:
+                    self.marks.hold_mark(*(held or (None,)))
+                if got is None:
+                    raise _ClaimLost(host)  # (its writes are undone; the connection closed unused)
+                claimed[0] = got
+            self.marks.write_attempt(c, url, host, now, now + _ATTEMPT_TTL_S)
+
+        def mark() -> None:
             self.db.flush("before the request")  # what the turn decided is committed before the request leaves
+            # With the marks (and claims) of this process's other requests about to leave: one
+            # transaction, the database's write lock taken once for them all (``WriteGroups``).
+            self.db.groups.write("claim and mark" if pending else "mark", write, durable=pending is not None,
+                                 plain=pending is None)
+            self.marks.hold_mark(url, host)
 
         # The mark is written once the connection is made, right before the request's first byte
         # (the transport's hook): a kill before it sent nothing, and no mark says otherwise (a

@@ -32,6 +32,7 @@ from typing import Any
 from heed_core.errors import ConfigError, HeedError, ServiceFault, TransientError
 
 from heed_embedded.groupsync import GroupSync
+from heed_embedded.groupwrite import WriteGroups
 from heed_embedded.schema import SCHEMA, SCHEMA_VERSION, upgrade
 
 __all__ = ["SCHEMA_VERSION", "Database", "translate"]
@@ -71,6 +72,7 @@ class Database:
         self._ready = False
         self._wlock: tuple[int | None, int] = (None, 0)  # the writer lock file's descriptor, and whose
         self._disk = GroupSync(f"{self.path}-wal")  # durable commits wait for the disk here, together
+        self.groups = WriteGroups(self, translate)  # small writes of this process's threads, one transaction for many
 
     # --- connections ----------------------------------------------------------------------------
     def conn(self) -> sqlite3.Connection:

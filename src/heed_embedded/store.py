@@ -61,10 +61,16 @@ class SqliteStore(OperatorRows, SourceRows):
         disk: a power cut that loses it costs at most one more request). The next host write of
         this thread that lands deletes the mark, in its own transaction: its answer is committed."""
         with self.db.write("attempt", durable=False) as c:
-            c.execute("INSERT INTO attempts (url, host, n, at, expires) VALUES (?, ?, 1, ?, ?) "
-                      "ON CONFLICT (url) DO UPDATE SET n = n + 1, at = excluded.at, expires = excluded.expires",
-                      (url, host, now, expires_at))
+            self.write_attempt(c, url, host, now, expires_at)
         self._local.marked = (url, host)
+
+    @staticmethod
+    def write_attempt(c: sqlite3.Connection, url: str, host: str, now: float, expires_at: float) -> None:
+        """The mark's row (``mark_attempt``'s write, on ``c``, this thread's mark left as it is:
+        ``hold_mark`` names it)."""
+        c.execute("INSERT INTO attempts (url, host, n, at, expires) VALUES (?, ?, 1, ?, ?) "
+                  "ON CONFLICT (url) DO UPDATE SET n = n + 1, at = excluded.at, expires = excluded.expires",
+                  (url, host, now, expires_at))
 
     def hold_mark(self, url: str | None, host: str = "") -> None:
         """Which URL's mark the next landed write of ``host`` by this thread deletes (None: none)."""

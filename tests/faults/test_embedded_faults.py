@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from heed_core.crawl import ROTATE_AT
+from heed_core.crawl import ROTATE_AT, Crawler
 from heed_core.errors import TransientError
 from heed_core.ports import SystemClock
 from heed_core.profile import Profile
@@ -201,22 +201,28 @@ def test_a_crash_before_the_commit_refetches_that_page_once_after_the_gap(web: F
 
 def test_a_first_turn_claims_its_host_with_its_requests_mark_once_connected(
         web: FaultWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # GIVEN a record of the write transactions each thread begins, and of the connections made
+    # GIVEN a record of the write transaction each thread is in when a host is claimed
     h = Harness(tmp_path, profile(), web)
-    begun: list[tuple[int, str]] = []
-    begin = Database._begin
+    current: dict[int, str] = {}
+    claims: list[str | None] = []
+    begin, claim = Database._begin, Crawler._claim
 
     def begins(db: Database, c: sqlite3.Connection, what: str, *, durable: bool) -> None:
-        begun.append((threading.get_ident(), what))
+        current[threading.get_ident()] = what
         begin(db, c, what, durable=durable)
+
+    def claiming(crawler: Crawler, *a: Any, **k: Any) -> Any:
+        claims.append(current.get(threading.get_ident()) if h.engine.db.in_write() else None)
+        return claim(crawler, *a, **k)
     monkeypatch.setattr(Database, "_begin", begins)
+    monkeypatch.setattr(Crawler, "_claim", claiming)
     # WHEN the crawl runs
     h.crawl()
-    # THEN each host's first request (its robots.txt) was claimed in the transaction of its mark,
-    # one transaction before the request where there were two, and no claim was written alone
-    whats = Counter(what for _, what in begun)
-    assert whats["claim and mark"] == len(web.servers), whats
-    assert not [w for w in whats if w.startswith("write http")], whats
+    # THEN each host's first request (its robots.txt) was claimed once, in the transaction of
+    # the marks of the requests about to leave (its own with others of its process: one
+    # transaction before the request where there were two), never in one of its own
+    assert len(claims) == len(web.servers), claims
+    assert all(w in ("claim and mark", "mark") for w in claims), claims
     check(web, h)
 
 

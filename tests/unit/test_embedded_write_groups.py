@@ -1,0 +1,137 @@
+"""The small writes of a process's threads made together (heed_embedded.groupwrite): the asks
+that queue while the write lock is taken are written in one transaction, each one whole or not
+at all, and each thread goes on with its own value or its own error."""
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from heed_core.errors import ServiceFault
+
+from heed_embedded.db import Database
+
+
+class Boom(Exception):
+    pass
+
+
+def _db(tmp_path: Path) -> Database:
+    db = Database(tmp_path / "heed.db")
+    with db.write("table") as c:
+        c.execute("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)")
+    return db
+
+
+def _begun(db: Database, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    begun: list[str] = []
+    begin = Database._begin
+
+    def begins(self: Database, c: sqlite3.Connection, what: str, *, durable: bool) -> None:
+        begun.append(what)
+        begin(self, c, what, durable=durable)
+    monkeypatch.setattr(Database, "_begin", begins)
+    return begun
+
+
+def _ask_while_the_lock_is_held(db: Database, works: list[tuple[str, Any, bool]]) -> dict[str, Any]:
+    """Each (name, work, plain) asked on a thread of its own while another writer holds the lock;
+    the lock let go once all are waiting. Each name's value or error."""
+    out: dict[str, Any] = {}
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with db.write("other"):
+            holding.set()
+            release.wait(5)
+
+    def ask(name: str, work: Any, plain: bool) -> None:
+        try:
+            out[name] = db.groups.write("mark", work, plain=plain)
+        except Exception as exc:
+            out[name] = exc
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(5)
+    threads = [threading.Thread(target=ask, args=w) for w in works]
+    for t in threads:
+        t.start()
+        time.sleep(0.02)  # (each in turn: the first leads, the others join it)
+    release.set()
+    for t in [holder, *threads]:
+        t.join(10)
+    return out
+
+
+def _insert(k: str, v: int) -> Any:
+    def work(c: sqlite3.Connection) -> int:
+        c.execute("INSERT INTO t (k, v) VALUES (?, ?)", (k, v))
+        return v
+    return work
+
+
+def test_the_writes_asked_while_the_lock_is_taken_are_one_transaction(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a database whose write lock another writer holds, and a record of transactions begun
+    db = _db(tmp_path)
+    begun = _begun(db, monkeypatch)
+    # WHEN five threads ask for a small write each meanwhile
+    out = _ask_while_the_lock_is_held(db, [(f"k{i}", _insert(f"k{i}", i), True) for i in range(5)])
+    # THEN each has its own value, all five rows are there, written in one transaction after the
+    # other writer's
+    assert out == {f"k{i}": i for i in range(5)}
+    assert db.query("SELECT k, v FROM t ORDER BY k") == [(f"k{i}", i) for i in range(5)]
+    assert begun == ["other", "mark"]
+
+
+def test_an_ask_that_fails_is_undone_alone_and_its_thread_gets_its_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a write that inserts a row and then fails (a claim lost, say), asked with two others
+    db = _db(tmp_path)
+    begun = _begun(db, monkeypatch)
+
+    def failing(c: sqlite3.Connection) -> None:
+        c.execute("INSERT INTO t (k, v) VALUES ('lost', 0)")
+        with db.write("nested") as n:  # a write inside the ask is part of it
+            n.execute("INSERT INTO t (k, v) VALUES ('lost too', 0)")
+        raise Boom("taken")
+    # WHEN the three are written together
+    out = _ask_while_the_lock_is_held(db, [("a", _insert("a", 1), False), ("lost", failing, False),
+                                           ("b", _insert("b", 2), False)])
+    # THEN the failing one's rows are undone and its thread has its error; the others are kept
+    assert isinstance(out["lost"], Boom)
+    assert (out["a"], out["b"]) == (1, 2)
+    assert db.query("SELECT k FROM t ORDER BY k") == [("a",), ("b",)]
+    assert begun == ["other", "mark"]
+
+
+def test_a_plain_write_the_database_refuses_fails_the_whole_group(tmp_path: Path) -> None:
+    # GIVEN a plain write (one statement) that the database refuses, asked with two others
+    db = _db(tmp_path)
+    with db.write("seed") as c:
+        c.execute("INSERT INTO t (k, v) VALUES ('taken', 0)")
+    # WHEN the three are written together
+    out = _ask_while_the_lock_is_held(db, [("a", _insert("a", 1), True), ("dup", _insert("taken", 9), True),
+                                           ("b", _insert("b", 2), True)])
+    # THEN nothing of the group is written and every thread has the database's error, as Heed's
+    assert all(isinstance(out[k], ServiceFault) for k in ("a", "dup", "b")), out
+    assert db.query("SELECT k FROM t ORDER BY k") == [("taken",)]
+    # AND the next ask leads a group of its own and is written
+    assert db.groups.write("mark", _insert("c", 3), plain=True) == 3
+    assert db.query("SELECT k FROM t ORDER BY k") == [("c",), ("taken",)]
+
+
+def test_an_ask_inside_a_transaction_of_its_own_thread_is_part_of_it(tmp_path: Path) -> None:
+    # GIVEN a thread with a write transaction open
+    db = _db(tmp_path)
+    with pytest.raises(Boom), db.write("outer") as c:
+        c.execute("INSERT INTO t (k, v) VALUES ('outer', 0)")
+        # WHEN it asks for a small write, then its transaction fails
+        assert db.groups.write("mark", _insert("inner", 1)) == 1
+        raise Boom("undone")
+    # THEN the ask was part of that transaction: undone with it (it did not wait for itself)
+    assert db.query("SELECT k FROM t") == []
