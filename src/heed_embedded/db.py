@@ -309,7 +309,7 @@ class Database:
         return self._wlock[0]
 
     def _begin(self, c: sqlite3.Connection, what: str, *, durable: bool) -> None:
-        """Open this thread's transaction (its lock held by the caller)."""
+        """Open this thread's transaction (its lock held by the caller), the rows it staged first."""
         sync = self.synchronous if durable else "NORMAL"
         try:
             c.execute("BEGIN IMMEDIATE")
@@ -317,6 +317,29 @@ class Database:
             raise translate(exc, what) from exc
         self._local.open = True
         self._local.sync = sync
+        staged = getattr(self._local, "staged", None)
+        if staged:
+            self._local.staged = []
+            try:
+                for sql, params in staged:
+                    c.execute(sql, params)
+            except sqlite3.Error as exc:
+                self._local.open = False
+                c.execute("ROLLBACK")  # (the caller lets the lock go)
+                raise translate(exc, what) from exc
+
+    def stage(self, what: str, sql: str, params: Sequence[Any]) -> None:
+        """One row's write that waits for this thread's next transaction in a ``batch`` (a turn's
+        record of its request: the write of its host follows), written first in it, or at the
+        batch's end; outside a batch, or with its transaction open, written now. What it costs
+        to make the row is then no part of a transaction (nor of the write lock's hold)."""
+        local = self._local
+        if getattr(local, "batching", 0) and not getattr(local, "open", False):
+            self.conn()
+            local.staged = [*getattr(local, "staged", ()), (sql, params)]
+            return
+        with self.write(what) as c:
+            c.execute(sql, params)
 
     def _commit(self, c: sqlite3.Connection) -> None:
         c.execute("COMMIT")
@@ -367,6 +390,7 @@ class Database:
             self._finish(what)
             raise
         except BaseException:
+            local.staged = []
             self._rollback(self.conn())
             raise
         else:
@@ -375,12 +399,15 @@ class Database:
             local.batching -= 1
 
     def _finish(self, what: str) -> None:
-        if self._local.batching == 1 and getattr(self._local, "open", False) and not self._local.depth:
-            self._end(self.conn(), what)
+        if self._local.batching == 1 and not self._local.depth:
+            self.flush(what)
 
     def flush(self, what: str = "flush") -> None:
         """Commit the writes a ``batch`` holds so far (before a request: what it decided is on
         disk before the request leaves)."""
+        if getattr(self._local, "staged", None) and not getattr(self._local, "open", False):
+            with self.write(what):
+                pass  # (a transaction for the staged rows alone)
         if getattr(self._local, "open", False) and not getattr(self._local, "depth", 0):
             self._end(self.conn(), what)
 

@@ -82,15 +82,14 @@ class SqliteJournal:
 
     def request(self, record: dict[str, Any]) -> None:
         record = self._stamp(record)
-        with self.db.write("request log") as c:
-            c.execute(_INSERT_REQUEST, _request_row(record))
+        # Written first in the transaction of the turn's commit, which follows (``stage``).
+        self.db.stage("request log", _INSERT_REQUEST, _request_row(record))
         if self.tap is not None:
             self.tap("request", record)
 
     def skip(self, record: dict[str, Any]) -> None:
         record = self._stamp(record)
-        with self.db.write("skip log") as c:
-            c.execute(_INSERT_SKIP, _skip_row(record))
+        self.db.stage("skip log", _INSERT_SKIP, _skip_row(record))
         if self.tap is not None:
             self.tap("skip", record)
 

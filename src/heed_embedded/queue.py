@@ -4,8 +4,9 @@ A message is a token (``{"v": 2, "host", "tok", "items"}``, as the AWS queue car
 group (a host) messages come out in the order they were sent, and while one of them is in
 flight or hidden the group gives out nothing else: the head of the group (``head = 1``) is the
 only one a receive looks at, by an index on (head, visible, chain). A receive takes the visible
-heads in one transaction, the longest chains first (``CHAIN_CAP_S``: SQS FIFO promises no order
-across groups; this one serves a round's critical path first), ``holder`` holding them (visible
+heads, the longest chains first (``CHAIN_CAP_S``: SQS FIFO promises no order across groups; this
+one serves a round's critical path first), read outside the write lock and then taken in one
+transaction, each only if no other receive took it meanwhile, ``holder`` holding them (visible
 again after the visibility timeout if nobody hides or deletes them); ``hide`` sets when a
 message comes back (exactly: SQS's whole seconds are not needed here) and its chain; ``delete``
 acknowledges it and the next message of the group becomes the head. A message received more
@@ -41,6 +42,12 @@ DEDUP_S = 300.0  # SQS FIFO's deduplication interval
 # brings is learnt first. Only the order of tokens already due changes: none is handed out early.
 CHAIN_CAP_S = 600.0
 DUE_WINDOW = 512  # the due tokens, oldest first, among which the longest chains are picked
+# (The window in the order of the index alone: a tie broken by id would sort it.)
+_HEADS = ("SELECT q.id, q.grp, q.body, q.receives, q.sent FROM (SELECT id, visible, chain FROM queue "
+          "WHERE head = 1 AND visible <= ? ORDER BY visible LIMIT ?) AS w JOIN queue AS q ON q.id = w.id "
+          "ORDER BY w.visible - min(coalesce(w.chain, ?), ?), w.id LIMIT ?")
+_TAKE = ("UPDATE queue SET receives = receives + 1, holder = ?, receipt = ?, visible = ?, "
+         "first_received = coalesce(first_received, ?) WHERE id = ?")
 
 
 def encode_token(token: TokenOut) -> str:
@@ -118,28 +125,61 @@ class WorkQueue:
         held by ``holder`` until hidden, deleted or the visibility timeout is over. Of the heads
         due, the longest chains first (``CHAIN_CAP_S``), then the oldest."""
         now = self.clock()
+        # The candidates are read first, outside the write lock (its own snapshot); each is then
+        # taken only if no other receive took it meanwhile (its receive count unchanged, still
+        # due), a group's followers only with its head. One with something to bury (kept past
+        # the retention, received too often) is read again and taken under the lock.
+        window = (now, max(DUE_WINDOW, max_messages), CHAIN_CAP_S, CHAIN_CAP_S, max(1, max_messages))
+        with self.db.read("receive") as c:
+            groups = self._candidates(c, window, max_messages, now)
+        if any(float(s) + self.retention_s < now or int(r) >= self.max_receive_count
+               for _grp, group in groups for _m, _b, r, s in group):
+            return self._receive_locked(window, max_messages, holder, now)
         out: list[Message] = []
         # A receive lost to a power cut only makes its messages visible again (at-least-once):
         # committed without a wait for the disk.
         with self.db.write("receive", durable=False) as c:
-            heads = c.execute(
-                # (The window in the order of the index alone: a tie broken by id would sort it.)
-                "SELECT q.id, q.grp, q.body, q.receives, q.sent FROM (SELECT id, visible, chain FROM queue "
-                "WHERE head = 1 AND visible <= ? ORDER BY visible LIMIT ?) AS w JOIN queue AS q ON q.id = w.id "
-                "ORDER BY w.visible - min(coalesce(w.chain, ?), ?), w.id LIMIT ?",
-                (now, max(DUE_WINDOW, max_messages), CHAIN_CAP_S, CHAIN_CAP_S, max(1, max_messages))).fetchall()
-            for mid, grp, body, receives, sent in heads:
-                if len(out) >= max_messages:
-                    break
-                group = [(mid, body, receives, sent)]
-                group += c.execute("SELECT id, body, receives, sent FROM queue WHERE grp = ? AND id > ? "
-                                   "AND visible <= ? AND holder IS NULL ORDER BY id LIMIT ?",
-                                   (grp, mid, now, max_messages - len(out) - 1)).fetchall()
+            for grp, group in groups:
+                for m, b, r, s in group:
+                    receipt = f"{m}.{int(r) + 1}.{holder}"
+                    took = c.execute(_TAKE + " AND receives = ? AND visible <= ?",
+                                     (holder, receipt, now + self.visibility_timeout_s, now, m, r, now)).rowcount
+                    if took != 1:
+                        break  # taken meanwhile (and what comes after it in its group)
+                    out.append(Message(int(m), grp, b, int(r) + 1, receipt, float(s)))
+        return out
+
+    @staticmethod
+    def _candidates(c: Any, window: tuple[float, int, float, float, int], max_messages: int,
+                    now: float) -> list[tuple[str, list[tuple[Any, ...]]]]:
+        """The heads due (the longest chains first, then the oldest), each with the visible
+        messages of its group behind it, up to ``max_messages`` in all."""
+        groups: list[tuple[str, list[tuple[Any, ...]]]] = []
+        n = 0
+        for mid, grp, body, receives, sent in c.execute(_HEADS, window).fetchall():
+            if n >= max_messages:
+                break
+            group = [(mid, body, receives, sent)]
+            group += c.execute("SELECT id, body, receives, sent FROM queue WHERE grp = ? AND id > ? "
+                               "AND visible <= ? AND holder IS NULL ORDER BY id LIMIT ?",
+                               (grp, mid, now, max_messages - n - 1)).fetchall()
+            groups.append((grp, group))
+            n += len(group)
+        return groups
+
+    def _receive_locked(self, window: tuple[float, int, float, float, int], max_messages: int, holder: str,
+                        now: float) -> list[Message]:
+        """``receive`` read and taken under the write lock, burying what is past the retention
+        or received too often (each group's next message is its head then: a later receive
+        takes it)."""
+        out: list[Message] = []
+        with self.db.write("receive", durable=False) as c:
+            for grp, group in self._candidates(c, window, max_messages, now):
                 for n, (m, b, r, s) in enumerate(group):
                     if float(s) + self.retention_s < now:
                         self._bury(c, m, grp, "retention", now)
                         if n == 0:
-                            break  # the group's next message is its head now: a later receive takes it
+                            break
                         continue
                     if int(r) >= self.max_receive_count:
                         self._bury(c, m, grp, f"received {int(r)} times (maxReceiveCount {self.max_receive_count})",
@@ -148,9 +188,7 @@ class WorkQueue:
                             break
                         continue
                     receipt = f"{m}.{int(r) + 1}.{holder}"
-                    c.execute("UPDATE queue SET receives = receives + 1, holder = ?, receipt = ?, visible = ?, "
-                              "first_received = coalesce(first_received, ?) WHERE id = ?",
-                              (holder, receipt, now + self.visibility_timeout_s, now, m))
+                    c.execute(_TAKE, (holder, receipt, now + self.visibility_timeout_s, now, m))
                     out.append(Message(int(m), grp, b, int(r) + 1, receipt, float(s)))
         return out
 

@@ -660,7 +660,7 @@ def test_a_wait_counts_from_the_settle_not_from_the_end_of_a_slow_commit(monkeyp
     assert turn.left(r.clock.now()) == pytest.approx(1.5 - 0.3)
 
 
-def test_the_request_is_journaled_after_its_answer_is_settled_and_its_host_written(
+def test_the_request_is_journaled_after_its_answer_is_settled_and_before_the_commit(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN AubeBot, and a record of the order of the settle, the journal and the host's commits
     r = rig("aubebot")
@@ -685,10 +685,9 @@ def test_the_request_is_journaled_after_its_answer_is_settled_and_its_host_writt
     r.round(r.source(SITE + "/feed.xml", "feed"))
     # WHEN the queue is played out
     r.play()
-    # THEN each request is journaled once, after its answer is settled and the host's item
-    # written (the parse and the item's encoding are no part of the commit's transaction, which
-    # begins at its first write: the journal's row joins it)
-    assert order == ["write", "settle", "write", "request robots.txt", "settle", "write", "request feed.xml"]
+    # THEN each request is journaled once, after its answer is settled (the parse is no part of
+    # the commit's transaction) and before the commit that carries it
+    assert order == ["write", "settle", "request robots.txt", "write", "settle", "request feed.xml", "write"]
     assert [j["url"] for j in r.journal.requests] == r.transport.urls()
 
 

@@ -14,7 +14,7 @@ import pytest
 from heed_core.errors import ServiceFault
 
 from heed_embedded.db import SCHEMA_VERSION, Database
-from heed_embedded.queue import CHAIN_CAP_S, DUE_WINDOW, WorkQueue
+from heed_embedded.queue import CHAIN_CAP_S, DUE_WINDOW, Message, WorkQueue
 
 
 class Clock:
@@ -331,3 +331,36 @@ def test_the_turns_read_of_hosts_is_one_statement_with_the_answer_of_the_chunked
     assert (short[a].purged_at, short[a].blocked, short[b].blocked, short[c].purged_at) == (7.0, None, "asked", 7.0)
     monkeypatch.setattr(store_module, "CHUNK", 1)
     assert store.read_turn_hosts([a, b, c], aux=("robots",)) == short
+
+
+def test_a_receive_takes_nothing_another_took_after_its_read_and_no_follower_without_its_head(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN two hosts' messages (h: two, g: one) and two receivers of one queue (two processes),
+    # the second of which receives h's head right after the first has read its candidates
+    clock = Clock()
+    db = tmp_path / "heed.db"
+    first, other = WorkQueue(Database(db), clock), WorkQueue(Database(db), clock)
+    first.send_raw([("h", "t1", "h first"), ("h", "t2", "h second"), ("g", "t3", "g only")])
+    read = WorkQueue._candidates
+    taken: list[Message] = []
+    reading = [False]
+
+    def candidates(*a: object, **k: object) -> object:
+        out = read(*a, **k)  # type: ignore[arg-type]
+        if not reading[0]:
+            reading[0] = True
+            taken.extend(other.receive(1, "other"))
+        return out
+    monkeypatch.setattr(WorkQueue, "_candidates", staticmethod(candidates))
+    # WHEN the first receives everything it read
+    got = first.receive(10, "first")
+    # THEN the other one had h's head; the first has g's message alone: neither h's head a second
+    # time nor h's second message without its head (FIFO)
+    assert [m.body for m in taken] == ["h first"]
+    assert [m.body for m in got] == ["g only"]
+    # AND h gives out nothing while the other holds its head; once the other hands it back, the
+    # head comes out first, its second message behind it
+    monkeypatch.undo()
+    assert first.receive(10, "first") == []
+    other.hide([(taken[0].receipt, 0.0)])
+    assert [m.body for m in first.receive(10, "first")] == ["h first", "h second"]

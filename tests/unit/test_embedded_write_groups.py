@@ -1,6 +1,8 @@
-"""The small writes of a process's threads made together (heed_embedded.groupwrite): the asks
-that queue while the write lock is taken are written in one transaction, each one whole or not
-at all, and each thread goes on with its own value or its own error."""
+"""Writes made together. The small writes of a process's threads (heed_embedded.groupwrite): the
+asks that queue while the write lock is taken are written in one transaction, each one whole or
+not at all, and each thread goes on with its own value or its own error. A row a thread stages
+in a batch (``Database.stage``: a turn's record of its request) is written first in its next
+transaction, or alone at the batch's end."""
 from __future__ import annotations
 
 import sqlite3
@@ -135,3 +137,54 @@ def test_an_ask_inside_a_transaction_of_its_own_thread_is_part_of_it(tmp_path: P
         raise Boom("undone")
     # THEN the ask was part of that transaction: undone with it (it did not wait for itself)
     assert db.query("SELECT k FROM t") == []
+
+
+_ROW = "INSERT INTO t (k, v) VALUES (?, ?)"
+
+
+def test_a_staged_row_is_written_first_in_the_batchs_next_transaction(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a batch on one thread, and a record of the transactions begun
+    db = _db(tmp_path)
+    begun = _begun(db, monkeypatch)
+    with db.batch("turns"):
+        # WHEN it stages a row, then writes
+        db.stage("request log", _ROW, ("staged", 1))
+        staged_alone = list(begun)
+        with db.write("write host") as c:
+            first = c.execute("SELECT k FROM t").fetchall()
+            c.execute(_ROW, ("host", 2))
+    # THEN staging began no transaction; the write's did, with the staged row already in it
+    assert staged_alone == []
+    assert first == [("staged",)]
+    assert begun == ["write host"]
+    assert db.query("SELECT k FROM t ORDER BY k") == [("host",), ("staged",)]
+
+
+def test_a_staged_row_with_no_write_after_it_is_written_at_the_batchs_end_and_at_once_outside_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a batch that stages a row and writes nothing after it
+    db = _db(tmp_path)
+    begun = _begun(db, monkeypatch)
+    with db.batch("turns"):
+        db.stage("request log", _ROW, ("alone", 1))
+    # THEN the batch's end wrote it, in one transaction of its own
+    assert db.query("SELECT k FROM t") == [("alone",)]
+    assert len(begun) == 1
+    # AND outside a batch a staged row is written at once
+    db.stage("request log", _ROW, ("now", 2))
+    assert db.query("SELECT k FROM t ORDER BY k") == [("alone",), ("now",)]
+
+
+def test_a_batch_the_process_leaves_drops_its_staged_rows_and_the_next_batch_does_not_write_them(
+        tmp_path: Path) -> None:
+    # GIVEN a batch that stages a row and is left by a BaseException (the process going down)
+    db = _db(tmp_path)
+    with pytest.raises(KeyboardInterrupt), db.batch("turns"):
+        db.stage("request log", _ROW, ("lost", 1))
+        raise KeyboardInterrupt
+    # WHEN the thread's next batch writes
+    with db.batch("turns"), db.write("write host") as c:
+        c.execute(_ROW, ("next", 2))
+    # THEN the dropped row is nowhere (nothing more is committed once the process is going down)
+    assert db.query("SELECT k FROM t") == [("next",)]

@@ -206,15 +206,17 @@ def commit_answer(commits: Committer, settler: Settler, token: TokenIn, plan: Pl
     t_end = result.t_end or clock.now()
     gap_end = politeness.gap_end(p.politeness, t_end, plan.delay if plan.role in ("item", "tdmrep", "hop")
                                  else p.politeness.min_delay_s)
-    # The request is journaled with the commit, after the answer is settled and the host's item
-    # written (the parse and the item's encoding are no part of the transaction: on one machine
-    # a transaction holds the database's one write lock, taken at its first write), and
-    # journaled all the same when settling or writing fails.
+    # The request is journaled with the commit, after the answer is settled (its parse is no
+    # part of the transaction: on one machine a transaction holds the database's one write lock),
+    # and journaled all the same when settling it fails.
     journaled = False
     try:
         inputs = Inputs()
         for attempt in range(COMMIT_TRIES):
             commit = settler.settle(token, plan, plan.view.copy(), version, result, inputs)
+            if not journaled:
+                journaled = True
+                commits.record_request(result, request.purpose, item.source_id)
             try:
                 commits.put_aux(token.host, commit.aux)
                 landed = commits.write(token.host, version, commit.view, commit.owner, commit.lease,
@@ -224,9 +226,6 @@ def commit_answer(commits: Committer, settler: Settler, token: TokenIn, plan: Pl
                     raise CommitFailed(f"{token.host}: commit after the request failed: {exc}", gap_end) from exc
                 time.sleep(0.05 * 4 ** attempt)  # AWS's backoff for a throttled call, not a politeness wait
                 continue
-            if not journaled:
-                journaled = True
-                commits.record_request(result, request.purpose, item.source_id)
             if landed is not None:
                 commits.journal_skips(plan.skips + commit.skips, clock.now())
                 return _after_commit(p, clock, token, commit, result)
