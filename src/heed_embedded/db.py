@@ -345,9 +345,9 @@ class Database:
         c.execute("COMMIT")
         self._local.open = False
 
-    def _end(self, c: sqlite3.Connection, what: str) -> None:
-        """Commit this thread's transaction and let the next writer in (rolled back if the
-        commit fails)."""
+    def _end(self, c: sqlite3.Connection, what: str, *, wait_for_disk: bool = True) -> None:
+        """Commit this thread's transaction and let the next writer in (rolled back if the commit
+        fails), then wait for the disk when it is durable, unless told not to (``_on_disk``)."""
         durable = self._local.sync == "FULL"
         try:
             self._commit(c)
@@ -355,11 +355,15 @@ class Database:
             self._rollback(c)
             raise translate(exc, what) from exc
         self._release()
-        if durable:
-            try:
-                self._disk.sync()
-            except OSError as exc:
-                raise ServiceFault(f"{what}: committed, but the disk did not take it: {exc}") from exc
+        if durable and wait_for_disk:
+            self._on_disk(what)
+
+    def _on_disk(self, what: str) -> None:
+        """Return once this thread's commits are on disk (``GroupSync``)."""
+        try:
+            self._disk.sync()
+        except OSError as exc:
+            raise ServiceFault(f"{what}: committed, but the disk did not take it: {exc}") from exc
 
     def _rollback(self, c: sqlite3.Connection) -> None:
         if not getattr(self._local, "open", False):

@@ -26,7 +26,8 @@ class _Database(Protocol):
     def _release(self) -> None: ...
     def _begin(self, c: sqlite3.Connection, what: str, *, durable: bool) -> None: ...
     def _rollback(self, c: sqlite3.Connection) -> None: ...
-    def _end(self, c: sqlite3.Connection, what: str) -> None: ...
+    def _end(self, c: sqlite3.Connection, what: str, *, wait_for_disk: bool = ...) -> None: ...
+    def _on_disk(self, what: str) -> None: ...
 
 
 class _Ask[T]:
@@ -52,7 +53,8 @@ class WriteGroups:
     join it), writes every ask in one transaction, each one whole or not at all (a savepoint,
     unless the ask is ``plain``: one statement, which only a failing database fails), commits,
     and hands the lead to the first ask that came after. Each thread goes on once its write is
-    committed (and, ``durable``, on disk), or with the error of its own write. One transaction
+    committed, or with the error of its own write; a ``durable`` one once it is on disk too (its
+    own wait, shared by all that end together: the group's others do not wait for it). One transaction
     for many: the lock is taken, handed between processes and committed once, where each of the
     writes had its own (at 1,000 hosts, the marks of the requests about to leave were a third of
     the lock's takings). An ask's ``work`` runs on the leader's thread: it writes on the
@@ -79,11 +81,17 @@ class WriteGroups:
             self._leading = True
         if not lead:
             ask.done.wait()
-            if not ask.lead:
-                return ask.outcome()
-            ask.done.clear()
-        self._lead(what)
-        return ask.outcome()
+            if ask.lead:
+                ask.done.clear()
+                self._lead(what)
+        else:
+            self._lead(what)
+        value = ask.outcome()
+        if durable:
+            # Each durable ask's thread waits for the disk itself, after the group's commit (one
+            # ``fsync`` shared by them all): the others of the group go on at once.
+            self.db._on_disk(what)
+        return value
 
     def _lead(self, what: str) -> None:
         db, asks = self.db, []
@@ -123,7 +131,7 @@ class WriteGroups:
         except BaseException:
             db._rollback(c)  # (the lock let go)
             raise
-        db._end(c, what)  # committed and the lock let go (or rolled back), then the disk when durable
+        db._end(c, what, wait_for_disk=False)  # committed and the lock let go (or rolled back)
 
     def _each(self, what: str, c: sqlite3.Connection, asks: list[_Ask[Any]]) -> None:
         local = self.db._local

@@ -188,3 +188,44 @@ def test_a_batch_the_process_leaves_drops_its_staged_rows_and_the_next_batch_doe
         c.execute(_ROW, ("next", 2))
     # THEN the dropped row is nowhere (nothing more is committed once the process is going down)
     assert db.query("SELECT k FROM t") == [("next",)]
+
+
+def test_in_a_group_only_the_durable_asks_wait_for_the_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a disk whose wait holds until it is let go, and a durable ask (a claim) and a plain
+    # one (a mark) written together
+    db = _db(tmp_path)
+    disk_free, waited = threading.Event(), threading.Event()
+
+    def slow_disk() -> None:
+        waited.set()
+        assert disk_free.wait(5)
+    monkeypatch.setattr(db._disk, "sync", slow_disk)
+    out: dict[str, Any] = {}
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with db.write("other", durable=False):
+            holding.set()
+            release.wait(5)
+
+    def ask(name: str, durable: bool) -> None:
+        out[name] = db.groups.write("mark", _insert(name, 1), durable=durable, plain=not durable)
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(5)
+    durable = threading.Thread(target=ask, args=("claim", True))
+    plain = threading.Thread(target=ask, args=("mark", False))
+    durable.start()
+    time.sleep(0.02)
+    plain.start()
+    time.sleep(0.02)
+    release.set()
+    # WHEN the group is committed and the disk is still busy
+    plain.join(5)
+    # THEN the plain ask's thread has gone on; the durable one waits for the disk, then goes on
+    assert out == {"mark": 1} and not plain.is_alive()
+    assert waited.wait(5) and durable.is_alive()
+    disk_free.set()
+    durable.join(5)
+    assert out == {"mark": 1, "claim": 1}
+    holder.join(5)
