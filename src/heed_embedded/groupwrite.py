@@ -83,9 +83,9 @@ class WriteGroups:
             ask.done.wait()
             if ask.lead:
                 ask.done.clear()
-                self._lead(what)
+                self._lead(what, ask)
         else:
-            self._lead(what)
+            self._lead(what, ask)
         value = ask.outcome()
         if durable:
             # Each durable ask's thread waits for the disk itself, after the group's commit (one
@@ -93,7 +93,7 @@ class WriteGroups:
             self.db._on_disk(what)
         return value
 
-    def _lead(self, what: str) -> None:
+    def _lead(self, what: str, own: _Ask[Any]) -> None:
         db, asks = self.db, []
         try:
             db._acquire()
@@ -101,6 +101,10 @@ class WriteGroups:
                 asks, self._asks = self._asks, []  # every ask that came while the lock was waited for
             self._write(what, asks)
         except BaseException as exc:
+            with self._mutex:
+                if own in self._asks:  # (the lock never came: the others wait for the next leader)
+                    self._asks.remove(own)
+                    asks.append(own)
             for ask in asks:
                 if ask.error is None:
                     ask.error = exc
@@ -117,8 +121,8 @@ class WriteGroups:
                 ask.done.set()
 
     def _write(self, what: str, asks: list[_Ask[Any]]) -> None:
-        """The asks in one transaction (the lock held), committed, the lock let go, then the wait
-        for the disk when one of them is durable."""
+        """The asks in one transaction (the lock held), committed and the lock let go (a durable
+        ask's thread waits for the disk itself)."""
         db = self.db
         try:
             c = db.conn()

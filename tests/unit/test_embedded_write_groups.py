@@ -142,11 +142,16 @@ def test_an_ask_inside_a_transaction_of_its_own_thread_is_part_of_it(tmp_path: P
 _ROW = "INSERT INTO t (k, v) VALUES (?, ?)"
 
 
-def test_a_staged_row_is_written_first_in_the_batchs_next_transaction(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # GIVEN a batch on one thread, and a record of the transactions begun
+@pytest.fixture
+def counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Database, list[str]]:
+    """A database, and the transactions begun on it."""
     db = _db(tmp_path)
-    begun = _begun(db, monkeypatch)
+    return db, _begun(db, monkeypatch)
+
+
+def test_a_staged_row_is_written_first_in_the_batchs_next_transaction(counted: tuple[Database, list[str]]) -> None:
+    # GIVEN a batch on one thread, and a record of the transactions begun
+    db, begun = counted
     with db.batch("turns"):
         # WHEN it stages a row, then writes
         db.stage("request log", _ROW, ("staged", 1))
@@ -162,10 +167,9 @@ def test_a_staged_row_is_written_first_in_the_batchs_next_transaction(
 
 
 def test_a_staged_row_with_no_write_after_it_is_written_at_the_batchs_end_and_at_once_outside_one(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        counted: tuple[Database, list[str]]) -> None:
     # GIVEN a batch that stages a row and writes nothing after it
-    db = _db(tmp_path)
-    begun = _begun(db, monkeypatch)
+    db, begun = counted
     with db.batch("turns"):
         db.stage("request log", _ROW, ("alone", 1))
     # THEN the batch's end wrote it, in one transaction of its own
@@ -229,3 +233,41 @@ def test_in_a_group_only_the_durable_asks_wait_for_the_disk(tmp_path: Path, monk
     durable.join(5)
     assert out == {"mark": 1, "claim": 1}
     holder.join(5)
+
+
+def test_a_leader_that_cannot_take_the_lock_fails_alone_and_the_next_ask_leads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a leader whose taking of the lock fails once another thread's ask has joined it
+    db = _db(tmp_path)
+    joined = threading.Event()
+    acquire = Database._acquire
+    calls: list[int] = []
+
+    def failing_once(self: Database) -> None:
+        calls.append(threading.get_ident())
+        if len(calls) == 1:
+            assert joined.wait(5)
+            time.sleep(0.02)  # (the other ask is in the queue by now)
+            raise OSError("no lock")
+        acquire(self)
+    monkeypatch.setattr(Database, "_acquire", failing_once)
+    out: dict[str, Any] = {}
+
+    def ask(name: str) -> None:
+        try:
+            out[name] = db.groups.write("mark", _insert(name, 1), plain=True)
+        except Exception as exc:
+            out[name] = exc
+    leader = threading.Thread(target=ask, args=("leader",))
+    leader.start()
+    while not calls:
+        time.sleep(0.005)
+    other = threading.Thread(target=ask, args=("other",))
+    other.start()
+    joined.set()
+    # WHEN both are done
+    leader.join(5)
+    other.join(5)
+    # THEN the leader has its error and wrote nothing; the other led a group of its own
+    assert isinstance(out["leader"], OSError) and out["other"] == 1
+    assert db.query("SELECT k FROM t") == [("other",)]
