@@ -335,7 +335,6 @@ class Database:
         to make the row is then no part of a transaction (nor of the write lock's hold)."""
         local = self._local
         if getattr(local, "batching", 0) and not getattr(local, "open", False):
-            self.conn()
             local.staged = [*getattr(local, "staged", ()), (sql, params)]
             return
         with self.write(what) as c:

@@ -56,18 +56,13 @@ class SqliteStore(OperatorRows, SourceRows):
         rows = self.db.query("SELECT n FROM attempts WHERE url = ?", (url,), "attempts")
         return int(rows[0][0]) if rows else 0
 
-    def mark_attempt(self, url: str, host: str, now: float, expires_at: float) -> None:
-        """Mark a request of ``url`` in flight (a write that survives a kill, not a wait for the
-        disk: a power cut that loses it costs at most one more request). The next host write of
-        this thread that lands deletes the mark, in its own transaction: its answer is committed."""
-        with self.db.write("attempt", durable=False) as c:
-            self.write_attempt(c, url, host, now, expires_at)
-        self._local.marked = (url, host)
-
     @staticmethod
     def write_attempt(c: sqlite3.Connection, url: str, host: str, now: float, expires_at: float) -> None:
-        """The mark's row (``mark_attempt``'s write, on ``c``, this thread's mark left as it is:
-        ``hold_mark`` names it)."""
+        """Mark a request of ``url`` in flight, on ``c`` (the crawler writes it with others',
+        ``WriteGroups``: a write that survives a kill, not a wait for the disk: a power cut that
+        loses it costs at most one more request). The thread that asked names it with
+        ``hold_mark``; its next host write that lands deletes the mark, in its own transaction:
+        its answer is committed."""
         c.execute("INSERT INTO attempts (url, host, n, at, expires) VALUES (?, ?, 1, ?, ?) "
                   "ON CONFLICT (url) DO UPDATE SET n = n + 1, at = excluded.at, expires = excluded.expires",
                   (url, host, now, expires_at))
