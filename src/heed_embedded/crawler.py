@@ -51,7 +51,7 @@ class EmbeddedCrawler(Crawler):
         self.marks: SqliteStore = self.store  # the marks of requests in flight are the store's
 
     def _drain_now(self, pending: list[Pending]) -> None:
-        with self.db.write("drain"):
+        with self.db.unit("drain"):
             super()._drain_now(pending)
 
     def host_turn(self, token: TokenIn, snapshot: HostRecord | None = None) -> TurnResult:

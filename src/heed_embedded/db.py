@@ -16,7 +16,9 @@ milliseconds a turn.
 
 A write is ``with db.write() as c:`` (``BEGIN IMMEDIATE``: the write lock is taken first, so a
 transaction never fails half-way for another writer); nested, it joins the outer transaction, so
-a caller can make several ports' writes one atomic commit (the drain of a batch)."""
+a caller can make several ports' writes one atomic commit. In a ``batch`` the ports' writes that
+need no answer from the database are staged instead (``heed_embedded.staged``: a turn's writes
+after its request, made ready with no lock held) and written together at the batch's flush."""
 from __future__ import annotations
 
 import fcntl
@@ -34,6 +36,7 @@ from heed_core.errors import ConfigError, HeedError, ServiceFault, TransientErro
 from heed_embedded.groupsync import GroupSync
 from heed_embedded.groupwrite import WriteGroups
 from heed_embedded.schema import SCHEMA, SCHEMA_VERSION, upgrade
+from heed_embedded.staged import Staging, write_staged
 
 __all__ = ["SCHEMA_VERSION", "Database", "translate"]
 
@@ -54,7 +57,7 @@ def translate(exc: sqlite3.Error, what: str) -> HeedError:
 MAX_IDLE_CONNECTIONS = 32  # connections kept open for the next thread that needs one; more are closed
 
 
-class Database:
+class Database(Staging):
     """The database at ``path``, opened (and its schema made) on first use: a connection a thread
     while it reads or writes, taken from the idle ones (``put_back``) or opened."""
 
@@ -256,6 +259,8 @@ class Database:
             finally:
                 local.depth = 0
             return
+        if getattr(local, "staged", None):
+            write_staged(self, what)  # what the batch staged goes first, committed on its own
         self._acquire()
         try:
             self._begin(c, what, durable=durable)
@@ -309,7 +314,7 @@ class Database:
         return self._wlock[0]
 
     def _begin(self, c: sqlite3.Connection, what: str, *, durable: bool) -> None:
-        """Open this thread's transaction (its lock held by the caller), the rows it staged first."""
+        """Open this thread's transaction (its lock held by the caller)."""
         sync = self.synchronous if durable else "NORMAL"
         try:
             c.execute("BEGIN IMMEDIATE")
@@ -317,28 +322,6 @@ class Database:
             raise translate(exc, what) from exc
         self._local.open = True
         self._local.sync = sync
-        staged = getattr(self._local, "staged", None)
-        if staged:
-            self._local.staged = []
-            try:
-                for sql, params in staged:
-                    c.execute(sql, params)
-            except sqlite3.Error as exc:
-                self._local.open = False
-                c.execute("ROLLBACK")  # (the caller lets the lock go)
-                raise translate(exc, what) from exc
-
-    def stage(self, what: str, sql: str, params: Sequence[Any]) -> None:
-        """One row's write that waits for this thread's next transaction in a ``batch`` (a turn's
-        record of its request: the write of its host follows), written first in it, or at the
-        batch's end; outside a batch, or with its transaction open, written now. What it costs
-        to make the row is then no part of a transaction (nor of the write lock's hold)."""
-        local = self._local
-        if getattr(local, "batching", 0) and not getattr(local, "open", False):
-            local.staged = [*getattr(local, "staged", ()), (sql, params)]
-            return
-        with self.write(what) as c:
-            c.execute(sql, params)
 
     def _commit(self, c: sqlite3.Connection) -> None:
         c.execute("COMMIT")
@@ -356,6 +339,9 @@ class Database:
         self._release()
         if durable and wait_for_disk:
             self._on_disk(what)
+        after, self._local.after = getattr(self._local, "after", []), []
+        for fn in after:
+            fn()
 
     def _on_disk(self, what: str) -> None:
         """Return once this thread's commits are on disk (``GroupSync``)."""
@@ -368,6 +354,7 @@ class Database:
         if not getattr(self._local, "open", False):
             return
         self._local.open = False
+        self._local.after = []
         try:
             if c.in_transaction:
                 c.execute("ROLLBACK")
@@ -378,22 +365,25 @@ class Database:
 
     @contextmanager
     def batch(self, what: str = "batch") -> Iterator[None]:
-        """The writes made inside, on this thread, in as few transactions as can be: one begins
-        at the first write and is committed at the end (or at ``flush``, as before a request),
-        one commit and one wait for the disk instead of one for each. Each write is still kept
+        """The writes made inside, on this thread, in as few transactions as can be: those that
+        can be are staged (``later``) and written together at the end (or at ``flush``, as before
+        a request, or before a read); a write that cannot begins a transaction, committed at the
+        end: one commit and one wait for the disk instead of one for each. Each write is still kept
         or undone whole (a savepoint). When the block raises an ``Exception``, what its writes
         did is committed all the same (each was whole); a ``BaseException`` (the process going
         down) commits nothing more."""
         self.conn()
         local = self._local
         local.batching = getattr(local, "batching", 0) + 1
+        if local.batching == 1:
+            local.staged, local.after = [], []
         try:
             yield
         except Exception:
             self._finish(what)
             raise
         except BaseException:
-            local.staged = []
+            local.staged, local.after = [], []
             self._rollback(self.conn())
             raise
         else:
@@ -408,15 +398,17 @@ class Database:
     def flush(self, what: str = "flush") -> None:
         """Commit the writes a ``batch`` holds so far (before a request: what it decided is on
         disk before the request leaves)."""
-        if getattr(self._local, "staged", None) and not getattr(self._local, "open", False):
-            with self.write(what):
-                pass  # (a transaction for the staged rows alone)
-        if getattr(self._local, "open", False) and not getattr(self._local, "depth", 0):
+        local = self._local
+        if getattr(local, "staged", None) and not getattr(local, "open", False) and not getattr(local, "depth", 0):
+            write_staged(self, what)
+        if getattr(local, "open", False) and not getattr(local, "depth", 0):
             self._end(self.conn(), what)
 
     @contextmanager
     def read(self, what: str = "read") -> Iterator[sqlite3.Connection]:
-        """A consistent snapshot for several SELECTs (inside a write: that transaction)."""
+        """A consistent snapshot for several SELECTs (inside a write: that transaction); what this
+        thread staged is written first (a turn reads its own writes)."""
+        self._flush_staged(what)
         c = self.conn()
         if self._local.depth or c.in_transaction:
             try:
@@ -438,6 +430,7 @@ class Database:
         """The rows of one statement: its own snapshot (SQLite's autocommit: no ``BEGIN`` and
         ``COMMIT`` around it, two calls into SQLite fewer than ``read``), or, inside a write,
         that transaction's."""
+        self._flush_staged(what)
         c = self.conn()
         try:
             return c.execute(sql, params).fetchall()

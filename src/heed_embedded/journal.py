@@ -82,8 +82,8 @@ class SqliteJournal:
 
     def request(self, record: dict[str, Any]) -> None:
         record = self._stamp(record)
-        # Written first in the transaction of the turn's commit, which follows (``stage``).
-        self.db.stage("request log", _INSERT_REQUEST, _request_row(record))
+        # Written with the turn's commit, which follows (``stage``), and kept if that is undone.
+        self.db.stage("request log", _INSERT_REQUEST, _request_row(record), keep=True)
         if self.tap is not None:
             self.tap("request", record)
 
@@ -91,7 +91,8 @@ class SqliteJournal:
         record = self._stamp(record)
         self.db.stage("skip log", _INSERT_SKIP, _skip_row(record))
         if self.tap is not None:
-            self.tap("skip", record)
+            tap = self.tap
+            self.db.after_commit(lambda: tap("skip", record))  # (a skip is written with its turn, or not at all)
 
     def sync(self) -> None:
         """(Each row is committed with its turn: nothing is held back to sync.)"""

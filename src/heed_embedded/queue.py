@@ -20,6 +20,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from heed_core.hoststate import TokenOut
@@ -96,26 +97,42 @@ class WorkQueue:
     def send(self, tokens: Sequence[TokenOut]) -> None:
         """Each token as one message of its host's group; a token id sent again within ``dedup_s``
         is dropped (the host also drops a token it took in, for days)."""
-        self.send_raw([(t.host, t.tok, encode_token(t)) for t in tokens])
+        messages = [(t.host, t.tok, encode_token(t)) for t in tokens]
+        if not messages or not self.db.can_stage():
+            self.send_raw(messages)
+            return
+        # In a batch: staged (what it sends is then known, and told once committed).
+        now, new = self.clock(), [0]
+
+        def work(c: Any) -> None:
+            new[0] = self._send(c, messages, now)
+        self.db.later("send tokens", work)
+        if self.on_send is not None:
+            on_send = self.on_send
+            self.db.after_commit(lambda: on_send(new[0]) if new[0] else None)
 
     def send_raw(self, messages: Sequence[tuple[str, str, str]]) -> int:
         """(group, deduplication id, body) messages in; returns how many were new."""
         if not messages:
             return 0
         now = self.clock()
-        new = 0
         with self.db.write("send tokens") as c:
-            for group, dedup, body in messages:
-                row = c.execute("SELECT until FROM dedup WHERE id = ?", (dedup,)).fetchone()
-                if row is not None and float(row[0]) > now:
-                    continue
-                c.execute("INSERT OR REPLACE INTO dedup (id, until) VALUES (?, ?)", (dedup, now + self.dedup_s))
-                first = c.execute("SELECT 1 FROM queue WHERE grp = ? LIMIT 1", (group,)).fetchone() is None
-                c.execute("INSERT INTO queue (grp, dedup, body, sent, visible, head) VALUES (?, ?, ?, ?, ?, ?)",
-                          (group, dedup, body, now, now, 1 if first else 0))
-                new += 1
+            new = self._send(c, messages, now)
         if new and self.on_send is not None:
             self.on_send(new)
+        return new
+
+    def _send(self, c: Any, messages: Sequence[tuple[str, str, str]], now: float) -> int:
+        new = 0
+        for group, dedup, body in messages:
+            row = c.execute("SELECT until FROM dedup WHERE id = ?", (dedup,)).fetchone()
+            if row is not None and float(row[0]) > now:
+                continue
+            c.execute("INSERT OR REPLACE INTO dedup (id, until) VALUES (?, ?)", (dedup, now + self.dedup_s))
+            first = c.execute("SELECT 1 FROM queue WHERE grp = ? LIMIT 1", (group,)).fetchone() is None
+            c.execute("INSERT INTO queue (grp, dedup, body, sent, visible, head) VALUES (?, ?, ?, ?, ?, ?)",
+                      (group, dedup, body, now, now, 1 if first else 0))
+            new += 1
         return new
 
     # --- the fetcher's side ------------------------------------------------------------------------
@@ -216,28 +233,28 @@ class WorkQueue:
         if not handles:
             return
         now = self.clock()
-        with self.db.write("hide") as c:
-            c.executemany("UPDATE queue SET visible = ?, holder = NULL, chain = coalesce(?, chain) "
-                          "WHERE id = ? AND receipt = ?",
-                          [(now + max(0.0, float(h[1])), h[2] if len(h) > 2 else None, _id(h[0]), h[0])
-                           for h in handles])
+        self.db.stage("hide", "UPDATE queue SET visible = ?, holder = NULL, chain = coalesce(?, chain) "
+                      "WHERE id = ? AND receipt = ?",
+                      [(now + max(0.0, float(h[1])), h[2] if len(h) > 2 else None, _id(h[0]), h[0]) for h in handles],
+                      many=True)
         later = [float(h[1]) for h in handles if h[1] > 0]
         if self.on_send is not None and len(later) < len(handles):
-            self.on_send(0)  # back now: the receivers look at once
+            self.db.after_commit(partial(self.on_send, 0))  # back now: the receivers look at once
         if self.on_hide is not None and later:
-            self.on_hide(now + min(later))  # the soonest of the others, whatever came back now
+            self.db.after_commit(partial(self.on_hide, now + min(later)))  # the soonest of the others
 
     def delete(self, receipts: Sequence[str]) -> None:
         """Acknowledge messages (a stale receipt deletes nothing)."""
         if not receipts:
             return
-        with self.db.write("delete") as c:
+        def work(c: Any) -> None:
             for h in receipts:
                 row = c.execute("SELECT grp FROM queue WHERE id = ? AND receipt = ?", (_id(h), h)).fetchone()
                 if row is not None:
                     self._remove(c, _id(h), row[0])
+        self.db.later("delete", work)
         if self.on_send is not None:
-            self.on_send(0)
+            self.db.after_commit(partial(self.on_send, 0))
 
     def release(self, holders: Sequence[str] | None = None, *, keep: Sequence[str] = ()) -> list[tuple[str, str]]:
         """What the given holders (None: every holder but those in ``keep``) hold, visible again

@@ -44,12 +44,14 @@ class SqliteResults:
         if not events:
             return []
         at, wall = self.clock(), time.time()
-        with self.db.write("events") as c:
-            c.executemany("INSERT INTO events (rid, detail_type, record, at, wall) VALUES (?, ?, ?, ?, ?)",
-                          [(rid, dt, json.dumps(rec, ensure_ascii=False, default=str, separators=(",", ":")), at, wall)
-                           for dt, rid, rec in events])
+        # (Made before the write: staged in a batch, the lock held for SQL only.)
+        rows = [(rid, dt, json.dumps(rec, ensure_ascii=False, default=str, separators=(",", ":")), at, wall)
+                for dt, rid, rec in events]
+        self.db.stage("events", "INSERT INTO events (rid, detail_type, record, at, wall) VALUES (?, ?, ?, ?, ?)", rows,
+                      many=True)
         if self.on_event is not None:
-            self.on_event(len(events))
+            on_event, n = self.on_event, len(events)
+            self.db.after_commit(lambda: on_event(n))
         return []
 
     def store_text(self, key: str, text: str) -> str:

@@ -58,7 +58,7 @@ def process_batch(msgs: list[Message], crawler: Crawler, queue: WorkQueue, store
     Returns how many were acknowledged and hidden."""
     deliveries = [Delivery(m, m.group, m.body, m.receives, m.message_id) for m in msgs]
     ports = BatchPorts(_Hides(queue, crawler.p.politeness.end_stamp_slack_s), store, results, queue, journal,
-                       _Observer(count, log), drain_scope=lambda: db.write("drain"))
+                       _Observer(count, log), drain_scope=lambda: db.unit("drain"))
     outcomes = core_batch(deliveries, crawler, ports)
     done = [o.msg.receipt for o in outcomes if not o.failed]
     queue.delete(done)

@@ -30,6 +30,7 @@ from heed_core.work import Source, UrlRecord
 
 from heed_embedded.db import Database
 from heed_embedded.rows import CHUNK, chunks, dumps, qmarks, rname, suffixes
+from heed_embedded.staged import Conflict
 from heed_embedded.store_operator import OperatorRows
 from heed_embedded.store_sources import SourceRows
 
@@ -195,32 +196,29 @@ class SqliteStore(OperatorRows, SourceRows):
         ob = dumps(outbox.to_compact()) if outbox else None
         own, lease = (owner, float(lease_until)) if owner else (None, 0.0)
         marked = self.held_mark()
+        mark = marked[0] if marked is not None and marked[1] == host else None
         # (Everything above is made before the write lock is taken: the lock is held for SQL only.)
+        row = (own, lease, st, ob, float(expires_at))
+        if self.db.can_stage():
+            # In a batch: staged, landed at the flush or the whole unit undone there (``Conflict``:
+            # nothing of the turn's commit is written; its token comes back after the longest gap).
+            def staged(c: sqlite3.Connection) -> None:
+                if not _write_host(c, host, expected_version, row, mark):
+                    raise Conflict(f"{host}: the host item changed during the turn")
+            self.db.later(f"write {host}", staged)
+            if mark is not None:
+                self._local.marked = None
+            return True
         with self.db.write(f"write {host}") as c:
-            if expected_version == 0:
-                try:
-                    c.execute("INSERT INTO hosts (host, v, own, lease, st, ob, expires) VALUES (?, 1, ?, ?, ?, ?, ?)",
-                              (host, own, lease, st, ob, float(expires_at)))
-                except sqlite3.IntegrityError:
-                    return False  # the item exists: another turn wrote it first
-                c.execute("INSERT OR IGNORE INTO domain_index (host, rname) VALUES (?, ?)",
-                          (host, rname(host_name(host))))
-                landed = True
-            else:
-                cur = c.execute("UPDATE hosts SET v = v + 1, own = ?, lease = ?, st = ?, ob = ?, expires = ? "
-                                "WHERE host = ? AND v = ?",
-                                (own, lease, st, ob, float(expires_at), host, expected_version))
-                landed = cur.rowcount == 1
-            if landed and marked is not None and marked[1] == host:
-                # The request in flight is answered and its answer committed, in this transaction.
-                c.execute("DELETE FROM attempts WHERE url = ?", (marked[0],))
+            landed = _write_host(c, host, expected_version, row, mark)
+            if landed and mark is not None:
                 self._local.marked = None
             return landed
 
     def put_aux(self, host: str, kind: str, data: Mapping[str, Any]) -> None:
         row = (host, kind, dumps(data), self.clock() + _AUX_TTL_S)
-        with self.db.write(f"aux {kind} {host}") as c:
-            c.execute("INSERT OR REPLACE INTO aux (host, kind, data, expires) VALUES (?, ?, ?, ?)", row)
+        self.db.stage(f"aux {kind} {host}",
+                      "INSERT OR REPLACE INTO aux (host, kind, data, expires) VALUES (?, ?, ?, ?)", row)
 
     # --- URL records, caps, drains ------------------------------------------------------------------
     def url_records(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
@@ -258,15 +256,18 @@ class SqliteStore(OperatorRows, SourceRows):
     def write_drained(self, records: Sequence[UrlRecord], marks: Sequence[tuple[str, DrainMark]],
                       reads: Sequence[tuple[str, Mapping[str, Any]]] = ()) -> None:
         now = self.clock()
-        with self.db.write("drained") as c:
-            for source_id, fields in reads:
-                c.execute("INSERT OR REPLACE INTO source_reads (id, data) VALUES (?, ?)",
-                          (source_id, dumps({k: list(v) if isinstance(v, tuple) else v
-                                              for k, v in fields.items() if k in READ_FIELDS})))
-            c.executemany("INSERT OR REPLACE INTO urls (url, host, data, expires) VALUES (?, ?, ?, ?)",
-                          [(r.url, authority(r.url), dumps(r.to_compact()), now + _URL_TTL_S) for r in records])
-            c.executemany("INSERT OR REPLACE INTO marks (host, v, sent, expires) VALUES (?, ?, ?, ?)",
-                          [(h, m.version, dumps(list(m.sent)), now + _AUX_TTL_S) for h, m in marks])
+        # (Made before the write: staged in a batch, the lock held for SQL only.)
+        read_rows = [(source_id, dumps({k: list(v) if isinstance(v, tuple) else v
+                                        for k, v in fields.items() if k in READ_FIELDS}))
+                     for source_id, fields in reads]
+        url_rows = [(r.url, authority(r.url), dumps(r.to_compact()), now + _URL_TTL_S) for r in records]
+        mark_rows = [(h, m.version, dumps(list(m.sent)), now + _AUX_TTL_S) for h, m in marks]
+
+        def work(c: sqlite3.Connection) -> None:
+            c.executemany("INSERT OR REPLACE INTO source_reads (id, data) VALUES (?, ?)", read_rows)
+            c.executemany("INSERT OR REPLACE INTO urls (url, host, data, expires) VALUES (?, ?, ?, ?)", url_rows)
+            c.executemany("INSERT OR REPLACE INTO marks (host, v, sent, expires) VALUES (?, ?, ?, ?)", mark_rows)
+        self.db.later("drained", work)
 
 
     # --- AUBE-11's request slots: meta rows inflight#<n>, as DynamoStore's INFLIGHT items ----------
@@ -339,6 +340,26 @@ class SqliteStore(OperatorRows, SourceRows):
             c.execute("INSERT OR REPLACE INTO purges (domain, at) VALUES (?, ?)",
                       (domain.lower().strip("."), float(at)))
 
+
+
+def _write_host(c: sqlite3.Connection, host: str, expected_version: int, row: tuple[Any, ...],
+                mark: str | None) -> bool:
+    """The host's item written on ``c`` if it is still at ``expected_version`` (0: none yet), and
+    the mark of its answered request deleted with it; False when it changed."""
+    if expected_version == 0:
+        try:
+            c.execute("INSERT INTO hosts (host, v, own, lease, st, ob, expires) VALUES (?, 1, ?, ?, ?, ?, ?)",
+                      (host, *row))
+        except sqlite3.IntegrityError:
+            return False  # the item exists: another turn wrote it first
+        c.execute("INSERT OR IGNORE INTO domain_index (host, rname) VALUES (?, ?)", (host, rname(host_name(host))))
+    elif c.execute("UPDATE hosts SET v = v + 1, own = ?, lease = ?, st = ?, ob = ?, expires = ? "
+                   "WHERE host = ? AND v = ?", (*row, host, expected_version)).rowcount != 1:
+        return False
+    if mark is not None:
+        # The request in flight is answered and its answer committed, in this transaction.
+        c.execute("DELETE FROM attempts WHERE url = ?", (mark,))
+    return True
 
 
 class SqliteTexts:

@@ -60,17 +60,20 @@ class SourceRows:
     def update_source(self, source_id: str, fields: Mapping[str, Any]) -> None:
         if not fields:
             return
-        with self.db.write(f"source {source_id}") as c:
+        changes: dict[str, Any] = {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
+
+        def work(c: Any) -> None:
             row = c.execute("SELECT data FROM sources WHERE id = ?", (source_id,)).fetchone()
             if row is None:
                 return  # a removed or purged source is not brought back
             data = json.loads(row[0])
-            changes: dict[str, Any] = {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
-            if changes.get("last_read") is not None and data.get("last_read") is not None \
-                    and float(data["last_read"]) > float(changes["last_read"]):
-                changes.pop("last_read")  # never moves backwards
-            data.update(changes)
+            new = dict(changes)
+            if new.get("last_read") is not None and data.get("last_read") is not None \
+                    and float(data["last_read"]) > float(new["last_read"]):
+                new.pop("last_read")  # never moves backwards
+            data.update(new)
             c.execute("UPDATE sources SET data = ? WHERE id = ?", (dumps(data), source_id))
+        self.db.later(f"source {source_id}", work)
 
     def list_sources(self) -> list[Source]:
         with self.db.read("sources") as c:

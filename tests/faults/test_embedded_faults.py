@@ -199,6 +199,37 @@ def test_a_crash_before_the_commit_refetches_that_page_once_after_the_gap(web: F
     assert len(reads) == 2 and reads[1].t_start - reads[0].t_end >= GAP
 
 
+def test_a_host_item_changed_under_the_turn_undoes_its_commit_and_asks_again_after_the_gap(
+        web: FaultWeb, tmp_path: Path) -> None:
+    # GIVEN another writer (an operator's change) lands on one host's item while its robots.txt
+    # request is in flight: the turn's commit, staged (no transaction open), is conditional on the
+    # version the turn read (1)
+    h = Harness(tmp_path, profile(), web)
+    host = f"http://{web.servers[0].host}"
+
+    def operator(name: str, expected: int, **kw: Any) -> None:
+        assert not h.db.in_write()  # (the turn holds no lock: the other writer goes on at once)
+
+        def change() -> None:  # (another thread: no batch of its own, committed at once)
+            rec = h.engine.store.read_host(name)
+            assert h.engine.store.update_host_state(name, rec.version, rec.state)
+        t = threading.Thread(target=change)
+        t.start()
+        t.join(10)
+    fault = h.add(h.engine.store, "write_host", action="call", call=operator, when=_host_write(web, 0, 1))
+    h.engine.store.put_sources(web.sources())
+    h.engine.tick(tasks=["feed"])
+    h.run(patience_s=8.0)  # (a batch whose commit failed is back after 5 s at the least: engine.Engine._batch)
+    assert fault.fired == 1
+    # THEN nothing of that turn's commit landed but its record of the request: robots.txt was asked
+    # a second time, after the host's gap; every page once, every result once, no gap broken
+    check(web, h)
+    reads = [r for r in web.servers[0].log() if r.path == "/robots.txt"]
+    assert len(reads) == 2 and reads[1].t_start - reads[0].t_end >= GAP
+    logged = h.db.query("SELECT count(*) FROM requests WHERE url = ?", (f"{host}/robots.txt",))[0][0]
+    assert logged == 2
+
+
 def test_a_first_turn_claims_its_host_with_its_requests_mark_once_connected(
         web: FaultWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a record of the write transaction each thread is in when a host is claimed

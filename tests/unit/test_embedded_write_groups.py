@@ -1,8 +1,8 @@
 """Writes made together. The small writes of a process's threads (heed_embedded.groupwrite): the
 asks that queue while the write lock is taken are written in one transaction, each one whole or
 not at all, and each thread goes on with its own value or its own error. A row a thread stages
-in a batch (``Database.stage``: a turn's record of its request) is written first in its next
-transaction, or alone at the batch's end."""
+in a batch (``Database.stage``: a turn's record of its request) is written before its next write
+of its own, or at the batch's end (tests/unit/test_embedded_staged.py: a turn's staged unit)."""
 from __future__ import annotations
 
 import sqlite3
@@ -149,20 +149,20 @@ def counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Database, 
     return db, _begun(db, monkeypatch)
 
 
-def test_a_staged_row_is_written_first_in_the_batchs_next_transaction(counted: tuple[Database, list[str]]) -> None:
+def test_a_staged_row_is_written_before_the_batchs_next_write_of_its_own(counted: tuple[Database, list[str]]) -> None:
     # GIVEN a batch on one thread, and a record of the transactions begun
     db, begun = counted
     with db.batch("turns"):
-        # WHEN it stages a row, then writes
+        # WHEN it stages a row, then makes a write that cannot be staged (one that reads in it)
         db.stage("request log", _ROW, ("staged", 1))
         staged_alone = list(begun)
         with db.write("write host") as c:
             first = c.execute("SELECT k FROM t").fetchall()
             c.execute(_ROW, ("host", 2))
-    # THEN staging began no transaction; the write's did, with the staged row already in it
+    # THEN staging began no transaction; the write found the staged row committed before it
     assert staged_alone == []
     assert first == [("staged",)]
-    assert begun == ["write host"]
+    assert begun == ["write host", "write host"]
     assert db.query("SELECT k FROM t ORDER BY k") == [("host",), ("staged",)]
 
 
