@@ -10,8 +10,9 @@ for the Python that decides what to write, and it is taken, committed and handed
 turns. A unit is whole or not at all: a host's item that changed under the turn (its conditional
 write finds another version: ``Conflict``) undoes the unit, and only the record of the request
 (``keep``: the request was made) is written. What the turn's thread reads next sees its staged
-writes (a read flushes them first); a write that cannot be staged (one that needs its result,
-such as a text's version) flushes them and goes on in a transaction of its own, as before.
+writes (a read flushes them first); a write that cannot be staged (one that needs its result:
+a kept text's version is its row's id, a cap's grant is read and written) flushes them and goes
+on in a transaction of its own, and what the turn writes after it joins that, as before.
 Apart from ``db`` so that each file stays small enough to read whole (issue 36)."""
 from __future__ import annotations
 
