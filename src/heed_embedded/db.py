@@ -36,7 +36,7 @@ from heed_core.errors import ConfigError, HeedError, ServiceFault, TransientErro
 from heed_embedded.groupsync import GroupSync
 from heed_embedded.groupwrite import WriteGroups
 from heed_embedded.schema import SCHEMA, SCHEMA_VERSION, upgrade
-from heed_embedded.staged import Staging, write_staged
+from heed_embedded.staged import Staging
 
 __all__ = ["SCHEMA_VERSION", "Database", "translate"]
 
@@ -259,8 +259,7 @@ class Database(Staging):
             finally:
                 local.depth = 0
             return
-        if getattr(local, "staged", None):
-            write_staged(self, what)  # what the batch staged goes first, committed on its own
+        self._flush_staged(what)  # what the batch staged goes first, committed on its own
         self._acquire()
         try:
             self._begin(c, what, durable=durable)
@@ -398,9 +397,8 @@ class Database(Staging):
     def flush(self, what: str = "flush") -> None:
         """Commit the writes a ``batch`` holds so far (before a request: what it decided is on
         disk before the request leaves)."""
+        self._flush_staged(what)
         local = self._local
-        if getattr(local, "staged", None) and not getattr(local, "open", False) and not getattr(local, "depth", 0):
-            write_staged(self, what)
         if getattr(local, "open", False) and not getattr(local, "depth", 0):
             self._end(self.conn(), what)
 
