@@ -5,23 +5,29 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from heed_core.crawl import Crawler, TurnResult
 from heed_core.drain import Pending
-from heed_core.hoststate import HostRecord
-from heed_core.ports import FetchRequest, FetchResult, Transport
-from heed_core.turn import Plan, TokenIn
+from heed_core.hoststate import HostRecord, HostView
+from heed_core.ports import Clock, FetchRequest, FetchResult, Transport
+from heed_core.turn import Plan, TokenIn, plan_turn
 
 from heed_embedded.concurrency import Slots
 from heed_embedded.db import Database
 from heed_embedded.store import SqliteStore
 
-__all__ = ["INTERRUPTED_TWICE", "EmbeddedCrawler", "SlotTransport"]
+__all__ = ["INTERRUPTED_TWICE", "LEAD_WHYS", "EmbeddedCrawler", "SlotTransport"]
 
 INTERRUPTED_TWICE = "interrupted_twice"
 _ATTEMPT_TTL_S = 30 * 86400.0  # a mark whose page is never asked for again goes with the host item's TTL
+# The waits a turn may come early for (``EmbeddedCrawler.lead_s``): its host's gap, its work's
+# time, and the wait after a request (the gap again, or the next work's time).
+LEAD_WHYS = frozenset({"gap", "not_before", "fetched"})
+LEAD_JITTER_S = 0.005  # a turn early by a little more than the lead (the hide's own rounding) still plans ahead
 
 
 class _ClaimLost(Exception):
@@ -42,11 +48,16 @@ class EmbeddedCrawler(Crawler):
     request kills the process, or that a kill happens to cut twice, is asked at most twice."""
 
     MAX_CUT = 2  # requests of one URL that got no committed answer, then it is given up
+    # What the queue's hides for a host's pace are shortened by (``service._Hides``), and a turn
+    # that comes that much early plans for when its host is due (``_plan``); 0: neither.
+    lead_s = 0.0
 
     def __init__(self, *args: Any, db: Database, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.db = db
-        self._local = threading.local()  # a turn's claim, made with its request's mark
+        self._local = threading.local()  # a turn's claim, made with its request's mark; when it may leave
+        self._held = 0  # requests planned ahead, held until their host was due (``_plan``)
+        self._held_lock = threading.Lock()
         assert isinstance(self.store, SqliteStore)
         self.marks: SqliteStore = self.store  # the marks of requests in flight are the store's
 
@@ -56,7 +67,36 @@ class EmbeddedCrawler(Crawler):
 
     def host_turn(self, token: TokenIn, snapshot: HostRecord | None = None) -> TurnResult:
         self.marks.hold_mark(None)
+        self._local.send_at = 0.0
         return super().host_turn(token, snapshot)
+
+    def _plan(self, view: HostView, token: TokenIn, now: float) -> tuple[Plan, float]:
+        """A turn that comes early (its token's hide was ``lead_s`` shorter than its host's wait)
+        plans for when its host is due: its request is prepared, connected and marked meanwhile,
+        and leaves at that time, not before (``SlotTransport``), so the host's gap is what it
+        would have been with the token on time, and none of the turn's work before the request
+        lengthens it. Only the wait for the host's pace or its work's time is made so: for
+        those the plan a little later is the same plan, its request held until then."""
+        plan = plan_turn(self.p, view, token, now)
+        lead = self.lead_s
+        if (lead <= 0 or plan.request is not None or plan.foreign_owner or plan.why not in LEAD_WHYS
+                or plan.wait is None or plan.wait <= 0):
+            return plan, now
+        at = now + plan.wait + self.p.politeness.end_stamp_slack_s  # as the hide would have kept it
+        if at - now > lead + LEAD_JITTER_S:
+            return plan, now
+        ahead = plan_turn(self.p, view, token, at)
+        if ahead.request is None:
+            return plan, now
+        self._local.send_at = at
+        with self._held_lock:
+            self._held += 1
+        return ahead, at
+
+    @property
+    def held(self) -> int:
+        """How many requests were planned ahead and held until their host was due."""
+        return self._held
 
     def _give_up(self, plan: Plan, now: float) -> tuple[str, str] | None:
         assert plan.request is not None
@@ -121,23 +161,36 @@ class EmbeddedCrawler(Crawler):
         # The mark is written once the connection is made, right before the request's first byte
         # (the transport's hook): a kill before it sent nothing, and no mark says otherwise (a
         # mark written before the request was prepared and connected was one more cut, for a
-        # request that never left, when a kill fell in between). A transport without the hook
-        # (a test's) is marked before it is called.
+        # request that never left, when a kill fell in between). A request planned ahead
+        # (``_plan``) is held after its mark until its host is due, at most the lead: a kill in
+        # that window counts one cut for it (the third request of a URL is what is given up).
+        # A transport without the hook (a test's) is marked, and held, before it is called.
         hook = getattr(self.transport, "before_send", None)
+        send_at = getattr(self._local, "send_at", 0.0)
         if hook is None:
             mark()
+            hold_until(self.clock, send_at)
             return super()._fetch(plan)
-        hook(mark)
+        hook(mark, send_at)
         try:
-            return super()._fetch(plan)
+            result = super()._fetch(plan)
         finally:
             hook(None)
+        if send_at and result.sent and result.t_start < send_at:
+            result = replace(result, t_start=send_at)  # it was held until then (``_plan``)
+        return result
 
     def charge_failure(self, token: TokenIn, limit: int, detail: str) -> None:
         # A turn that failed in this process after its request: the answer came and the failure
         # is charged (``processing_failed`` at ``limit``), so the request was not cut.
         super().charge_failure(token, limit, detail)
         self.marks.clear_attempt()
+
+
+def hold_until(clock: Clock, at: float) -> None:
+    """Return once ``clock`` reads ``at`` or later (at once for 0): a request held for its time."""
+    while at and (left := at - clock.now()) > 0:
+        time.sleep(left)
 
 
 class SlotTransport:
@@ -147,12 +200,13 @@ class SlotTransport:
     connected; the answer), never waiting for one while its thread holds the database's write
     lock (every other turn could be waiting for that lock)."""
 
-    before_send: Callable[[Callable[[], None] | None], None]  # the inner transport's hook, if it has one
+    before_send: Callable[..., None]  # the inner transport's hook, if it has one
 
-    def __init__(self, inner: Transport, slots: Slots, db: Database) -> None:
+    def __init__(self, inner: Transport, slots: Slots, db: Database, clock: Clock) -> None:
         self.inner = inner
         self.slots = slots
         self.db = db
+        self.clock = clock
         if callable(getattr(inner, "before_send", None)):
             self.before_send = self._before_send
 
@@ -164,7 +218,10 @@ class SlotTransport:
         finally:
             self.slots.take("answer", now=self.db.in_write())
 
-    def _before_send(self, hook: Callable[[], None] | None) -> None:
+    def _before_send(self, hook: Callable[[], None] | None, send_at: float = 0.0) -> None:
+        """``hook`` (the mark) run once the connection is made, right before the request's first
+        byte, with a slot; then, with none, the request held until ``send_at`` (a clock time;
+        0: not held)."""
         if hook is None:
             self.inner.before_send(None)  # type: ignore[attr-defined]
             return
@@ -176,6 +233,7 @@ class SlotTransport:
             finally:
                 self.db.put_back()
                 self.slots.give()
+            hold_until(self.clock, send_at)
         self.inner.before_send(marked)  # type: ignore[attr-defined]
 
     def __getattr__(self, name: str) -> Any:

@@ -5,7 +5,10 @@ The loop is Lambda's event source mapping on one machine: it takes the visible t
 one batch per free slot, ``batch`` hosts a batch), runs each batch on a thread of its own
 (``service.process_batch``), and when nothing is visible it waits until the next hidden token
 comes due (or this process sent, hid or acknowledged one; or ``poll_s`` passed, for another
-process's). Nothing sleeps to be polite: a host that must wait is a hidden token.
+process's). Nothing sleeps to be polite: a host that must wait is a hidden token. With a lead
+(``heed serve``'s ``LEAD_S``) that token comes out that much early, and its turn plans for when
+the host is due and holds its request, connected, until then: the work before a request is no
+part of the host's gap.
 
 How many turns run at once follows the work (``heed_embedded.concurrency``): the turns not
 waiting on a site are kept to a few (``ACTIVE_TURNS``), those waiting on a site are as many as
@@ -44,9 +47,13 @@ from heed_embedded.scheduler import META_KEY, tick
 from heed_embedded.service import process_batch
 from heed_embedded.store import SqliteStore
 
-__all__ = ["Engine", "EmbeddedCrawler", "SlotTransport", "key_file_signer", "longest_gap", "recovery_hold"]
+__all__ = ["LEAD_S", "Engine", "EmbeddedCrawler", "SlotTransport", "key_file_signer", "longest_gap", "recovery_hold"]
 
 POLL_S = 0.2  # how often an idle loop looks at the queue for what another process sent
+# How early a host's token comes out of its hide (``heed serve``): its turn's receive, plan,
+# connection and mark are done by the time the host is due, and the request leaves then
+# (``EmbeddedCrawler._plan``), instead of beginning then.
+LEAD_S = 0.25  # (0.1: 1,000 x 5 chains a little longer in a slow hour; docs/performance.md)
 
 
 def key_file_signer(profile: Profile) -> Any:
@@ -96,7 +103,7 @@ class Engine:
                  threads: int = 0, processes: int = 1, batch: int = 1, allow_private: bool = False,
                  resolver: Resolver | None = None, signer: Any = None, transport: Transport | None = None,
                  log: Callable[[str, dict[str, Any]], None] | None = None,
-                 results: Results | None = None) -> None:
+                 results: Results | None = None, lead_s: float = 0.0) -> None:
         self.profile = profile
         self.db = db
         self.clock = clock
@@ -128,7 +135,7 @@ class Engine:
         self.transport: Transport = SlotTransport(transport or RequestsTransport(
             user_agent=p.user_agent, clock=clock, allow_private=allow_private,
             connect_timeout_s=p.fetch.connect_timeout_s, read_timeout_s=p.fetch.read_timeout_s,
-            total_deadline_s=p.fetch.total_deadline_s, resolver=resolver, signer=signer), self.slots, db)
+            total_deadline_s=p.fetch.total_deadline_s, resolver=resolver, signer=signer), self.slots, db, clock)
         render: Callable[[str, int], FetchResult] | None = None
         endpoint = kinds.render_endpoint(p)  # WANNADO-09: the kind whose sources may ask for it
         if endpoint:
@@ -138,6 +145,10 @@ class Engine:
             render = lambda url, max_bytes: client.render(url, max_bytes=max_bytes)  # noqa: E731
         self.crawler = EmbeddedCrawler(p, self.store, self.transport, journal, self.results, clock, tokens=self.queue,
                                        render=render, db=db)
+        if not limit:
+            # (A bot with a cap of requests at once holds its slots for their requests' whole
+            # time: none is taken for a request held until later.)
+            self.crawler.lead_s = lead_s
 
     # --- counts and wake-ups --------------------------------------------------------------------------
     def count(self, what: str, n: int = 1) -> None:
@@ -238,7 +249,7 @@ class Engine:
         finally:
             pool.close()
         self.log("threads", {"peak": pool.peak, "cap": slots.cap, "bound": self.bound, "active": slots.active_cap,
-                             "in_flight": slots.peak_waiting})
+                             "in_flight": slots.peak_waiting, "held": self.crawler.held})
         return int(self.queue.counts()["waiting"])
 
     def _batch(self, msgs: list[Message]) -> None:

@@ -39,7 +39,7 @@ from heed_core.webhook import Endpoint
 from heed_embedded.concurrency import default_processes
 from heed_embedded.console import Progress, Totals, to_journal
 from heed_embedded.db import Database
-from heed_embedded.engine import Engine, key_file_signer
+from heed_embedded.engine import LEAD_S, Engine, key_file_signer
 from heed_embedded.journal import SqliteJournal
 from heed_embedded.memory import Trimmer
 from heed_embedded.results import export_events
@@ -137,7 +137,7 @@ def _engine(profile: Profile, db: Database, state_path: Path, opts: ServeOptions
     journal = _journal(db, log, tally)
     engine = Engine(profile, db, SystemClock(), journal, session=session, threads=opts.threads,
                     processes=max(1, opts.workers), batch=opts.batch,
-                    allow_private=opts.allow_private, signer=key_file_signer(profile), log=log)
+                    allow_private=opts.allow_private, signer=key_file_signer(profile), log=log, lead_s=LEAD_S)
     original = engine.count
 
     def count(what: str, n: int = 1) -> None:

@@ -13,6 +13,7 @@ from heed_core.service import MAX_REAL_FAILURES, BatchPorts, Delivery, Hide
 from heed_core.service import process_batch as core_batch
 from heed_core.store import Journal
 
+from heed_embedded.crawler import LEAD_WHYS, EmbeddedCrawler
 from heed_embedded.db import Database
 from heed_embedded.queue import Message, WorkQueue
 from heed_embedded.results import SqliteResults
@@ -42,12 +43,19 @@ class _Hides:
     ms later under load), so every hide is longer by ``slack``. (SQS rounds a hide up to whole
     seconds, which already covers it: the key is this queue's, whose hides are exact.)"""
 
-    def __init__(self, queue: WorkQueue, slack: float) -> None:
-        self.queue, self.slack = queue, slack
+    def __init__(self, queue: WorkQueue, slack: float, lead: float = 0.0) -> None:
+        self.queue, self.slack, self.lead = queue, slack, lead
 
     def hide_many(self, hides: Sequence[Hide[Message]]) -> None:
-        self.queue.hide([(h.msg.receipt, h.seconds + self.slack if h.seconds > 0 else h.seconds, h.chain_s)
-                         for h in hides])
+        self.queue.hide([(h.msg.receipt, self._seconds(h), h.chain_s) for h in hides])
+
+    def _seconds(self, h: Hide[Message]) -> float:
+        if h.seconds <= 0:
+            return h.seconds
+        seconds = h.seconds + self.slack
+        if self.lead and h.why in LEAD_WHYS and seconds > self.lead:
+            seconds -= self.lead  # its turn plans for when the host is due, and holds its request until then
+        return seconds
 
 
 def process_batch(msgs: list[Message], crawler: Crawler, queue: WorkQueue, store: SqliteStore,
@@ -57,7 +65,8 @@ def process_batch(msgs: list[Message], crawler: Crawler, queue: WorkQueue, store
     side by side), then the acknowledgement of every token whose work is done or handed on.
     Returns how many were acknowledged and hidden."""
     deliveries = [Delivery(m, m.group, m.body, m.receives, m.message_id) for m in msgs]
-    ports = BatchPorts(_Hides(queue, crawler.p.politeness.end_stamp_slack_s), store, results, queue, journal,
+    lead = crawler.lead_s if isinstance(crawler, EmbeddedCrawler) else 0.0
+    ports = BatchPorts(_Hides(queue, crawler.p.politeness.end_stamp_slack_s, lead), store, results, queue, journal,
                        _Observer(count, log), drain_scope=lambda: db.unit("drain"))
     outcomes = core_batch(deliveries, crawler, ports)
     done = [o.msg.receipt for o in outcomes if not o.failed]

@@ -43,3 +43,30 @@ def test_slow_sites_get_more_requests_in_flight_and_every_gap_is_kept(web: FeedW
     # and no site saw two requests closer than the gap, end to start
     seen = [g for per_host in gaps(log).values() for g in per_host]
     assert seen and min(seen) >= GAP - 0.001
+
+
+def test_a_turn_comes_out_early_and_its_request_leaves_when_its_host_is_due(tmp_path: Path) -> None:
+    # GIVEN 4 feed sites that answer at once, 3 articles each, and `heed serve --once` with its
+    # defaults: a host's token comes out of its hide LEAD_S before its host is due
+    web = FeedWeb(4, 3).start()
+    try:
+        bot = serve_profile(tmp_path / "bot.yaml", GAP)
+        serve = Serve(bot, tmp_path / "state", ["--once", "--quiet", "--workers", "1", "--patience", "2",
+                                                 "--sources", str(web.sources_file(tmp_path / "s.yaml"))]).start()
+        try:
+            assert serve.wait(120) == 0, serve.text()[-3000:]
+        finally:
+            serve.stop_group()
+        log = web.log()
+    finally:
+        web.stop()
+    # THEN every page was asked once
+    assert len(log) == 4 * 5, serve.text()[-3000:]
+    # and the turns after the first came early: planned for when their host was due, their
+    # requests connected and marked, then held until then (robots.txt, the feed, 3 articles:
+    # 4 of each host's 5 requests follow a gap)
+    pool = [e for e in serve.lines() if e.get("event") == "threads"]
+    assert len(pool) == 1 and pool[0]["held"] >= 4 * 3, pool
+    # and held they were: no site saw two requests closer than the gap, end to start
+    seen = [g for per_host in gaps(log).values() for g in per_host]
+    assert len(seen) == 4 * 4 and min(seen) >= GAP - 0.001, sorted(seen)[:4]

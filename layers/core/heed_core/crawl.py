@@ -114,7 +114,7 @@ class Crawler:
                                   why="draining", took_also=False)
             # A crash came between a commit and its drain: drain it before the next decision.
             self._drain_now([Pending(host, rec.outbox, rec.drained)])  # type: ignore[arg-type]
-        plan = plan_turn(self.p, view, token, now)
+        plan, now = self._plan(view, token, now)
         if plan.foreign_owner:
             return TurnResult("defer", delay_s=max(0.5, plan.wait or 0.0), why=plan.why, took_also=False)
         if plan.request is None:
@@ -167,6 +167,10 @@ class Crawler:
         return version, self._fetch(plan)
 
     # --- the steps an engine may change (``heed_embedded.crawler.EmbeddedCrawler``) ------------
+    def _plan(self, view: HostView, token: TokenIn, now: float) -> tuple[Plan, float]:
+        """The plan and the time it is for (an engine that holds a request may plan for later)."""
+        return plan_turn(self.p, view, token, now), now
+
     def _take_slot(self, token: TokenIn, plan: Plan, now: float) -> tuple[int, str] | None:
         """AUBE-11: the slot this request holds (``slots.RequestSlots.take``)."""
         return self.slots.take(token, plan, now)
@@ -190,7 +194,5 @@ class Crawler:
         request = plan.request
         assert request is not None and plan.item is not None
         if plan.role == "item" and plan.item.ctx.get("render") and self.render is not None:
-            result = self.render(request.url, request.max_bytes)  # WANNADO-09: the render service asks
-        else:
-            result = self.transport.fetch(request)
-        return result  # journaled with the answer's commit (``committer.commit_answer``)
+            return self.render(request.url, request.max_bytes)  # WANNADO-09: the render service asks
+        return self.transport.fetch(request)  # journaled with the answer's commit (``committer.commit_answer``)

@@ -56,6 +56,7 @@ class Hide[M]:
     msg: M
     seconds: float
     chain_s: float | None = None
+    why: str = ""  # the turn's (``TurnResult.why``): "fetched", "gap", "not_before", ...; "" for a failed turn
 
 
 class BatchQueue[M](Protocol):
@@ -125,10 +126,11 @@ def process_batch[M](deliveries: Sequence[Delivery[M]], crawler: Crawler, ports:
         done = [_group_turn(d, crawler, snapshots, ports) for d in decoded]
     by_id = {id(o.msg): o for group in done for o in group}
     ordered = [by_id[id(d.msg)] for d in deliveries]
-    chains = {id(o.msg): o.hide.chain_s for o in ordered if isinstance(o.hide, TurnResult)}
+    turns = {id(o.msg): o.hide for o in ordered if isinstance(o.hide, TurnResult)}
 
     def hides(pairs: list[tuple[M, float]]) -> list[Hide[M]]:
-        return [Hide(m, s, chains.get(id(m))) for m, s in pairs]
+        return [Hide(m, s, t.chain_s, t.why) if (t := turns.get(id(m))) is not None else Hide(m, s)
+                for m, s in pairs]
 
     # A wait counts from the end of its turn: a token is hidden for what is left of it.
     early = before_drain(ordered, crawler.clock.now())
