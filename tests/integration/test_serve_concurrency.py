@@ -22,9 +22,8 @@ def web() -> Iterator[FeedWeb]:
     w.stop()
 
 
-def test_slow_sites_get_more_requests_in_flight_and_every_gap_is_kept(web: FeedWeb, tmp_path: Path) -> None:
-    # GIVEN 30 feed sites whose articles answer 0.8 s late, and `heed serve --once` in one process
-    # with its defaults (no --threads)
+def _serve_once(web: FeedWeb, tmp_path: Path) -> Serve:
+    """`heed serve --once` in one process, its defaults otherwise, on ``web``'s feeds, run to its end."""
     bot = serve_profile(tmp_path / "bot.yaml", GAP)
     serve = Serve(bot, tmp_path / "state", ["--once", "--quiet", "--workers", "1", "--patience", "2",
                                              "--sources", str(web.sources_file(tmp_path / "s.yaml"))]).start()
@@ -32,6 +31,13 @@ def test_slow_sites_get_more_requests_in_flight_and_every_gap_is_kept(web: FeedW
         assert serve.wait(120) == 0, serve.text()[-3000:]
     finally:
         serve.stop_group()
+    return serve
+
+
+def test_slow_sites_get_more_requests_in_flight_and_every_gap_is_kept(web: FeedWeb, tmp_path: Path) -> None:
+    # GIVEN 30 feed sites whose articles answer 0.8 s late, and `heed serve --once` in one process
+    # with its defaults (no --threads)
+    serve = _serve_once(web, tmp_path)
     # THEN every page was asked once
     log = web.log()
     assert len(log) == HOSTS * 4, serve.text()[-3000:]
@@ -50,13 +56,7 @@ def test_a_turn_comes_out_early_and_its_request_leaves_when_its_host_is_due(tmp_
     # defaults: a host's token comes out of its hide LEAD_S before its host is due
     web = FeedWeb(4, 3).start()
     try:
-        bot = serve_profile(tmp_path / "bot.yaml", GAP)
-        serve = Serve(bot, tmp_path / "state", ["--once", "--quiet", "--workers", "1", "--patience", "2",
-                                                 "--sources", str(web.sources_file(tmp_path / "s.yaml"))]).start()
-        try:
-            assert serve.wait(120) == 0, serve.text()[-3000:]
-        finally:
-            serve.stop_group()
+        serve = _serve_once(web, tmp_path)
         log = web.log()
     finally:
         web.stop()
