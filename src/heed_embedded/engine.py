@@ -97,7 +97,9 @@ class Engine:
     ``session`` names this process's hold on the tokens it takes; ``clock`` is the crawl's
     (wall time in a state directory, a simulated one in a conformance run). ``threads``: 0 (the
     default) follows the work, N > 0 is N turns at once, fixed; ``processes``: how many engines
-    share the machine with this one (and the profile's ``max_in_flight``)."""
+    share the machine with this one (and the profile's ``max_in_flight``); ``lead_s``: how early
+    a host's token comes out of its hide for its pace (``LEAD_S`` on the wall clock; 0, the
+    default, where the clock is simulated: a request is held on it)."""
 
     def __init__(self, profile: Profile, db: Database, clock: Clock, journal: Journal, *, session: str,
                  threads: int = 0, processes: int = 1, batch: int = 1, allow_private: bool = False,
