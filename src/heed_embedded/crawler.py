@@ -72,10 +72,10 @@ class EmbeddedCrawler(Crawler):
 
     def _plan(self, view: HostView, token: TokenIn, now: float) -> tuple[Plan, float]:
         """A turn that comes early (its token's hide was ``lead_s`` shorter than its host's wait)
-        plans for when its host is due: its request is prepared, connected and marked meanwhile,
-        and leaves at that time, not before (``SlotTransport``), so the host's gap is what it
-        would have been with the token on time, and none of the turn's work before the request
-        lengthens it. Only the wait for the host's pace or its work's time is made so: for
+        plans for when its host is due: its request is prepared and connected meanwhile, and is
+        marked and leaves at that time, not before (``SlotTransport``), so the host's gap is
+        what it would have been with the token on time, and the turn's work before the
+        connection does not lengthen it. Only the wait for the host's pace or its work's time is made so: for
         those the plan a little later is the same plan, its request held until then."""
         plan = plan_turn(self.p, view, token, now)
         lead = self.lead_s
@@ -162,14 +162,14 @@ class EmbeddedCrawler(Crawler):
         # (the transport's hook): a kill before it sent nothing, and no mark says otherwise (a
         # mark written before the request was prepared and connected was one more cut, for a
         # request that never left, when a kill fell in between). A request planned ahead
-        # (``_plan``) is held after its mark until its host is due, at most the lead: a kill in
-        # that window counts one cut for it (the third request of a URL is what is given up).
-        # A transport without the hook (a test's) is marked, and held, before it is called.
+        # (``_plan``) is held, connected, until its host is due, and marked then: a kill while
+        # it is held counts no cut. A transport without the hook (a test's) is held and marked
+        # before it is called.
         hook = getattr(self.transport, "before_send", None)
         send_at = getattr(self._local, "send_at", 0.0)
         if hook is None:
-            mark()
             hold_until(self.clock, send_at)
+            mark()
             return super()._fetch(plan)
         hook(mark, send_at)
         try:
@@ -220,20 +220,20 @@ class SlotTransport:
 
     def _before_send(self, hook: Callable[[], None] | None, send_at: float = 0.0) -> None:
         """``hook`` (the mark) run once the connection is made, right before the request's first
-        byte, with a slot; then, with none, the request held until ``send_at`` (a clock time;
+        byte, with a slot; first, with none, the request held until ``send_at`` (a clock time;
         0: not held)."""
         if hook is None:
             self.inner.before_send(None)  # type: ignore[attr-defined]
             return
 
         def marked() -> None:
+            hold_until(self.clock, send_at)  # before the mark: a kill meanwhile counts no cut
             self.slots.take("mark", now=self.db.in_write())
             try:
                 hook()
             finally:
                 self.db.put_back()
                 self.slots.give()
-            hold_until(self.clock, send_at)
         self.inner.before_send(marked)  # type: ignore[attr-defined]
 
     def __getattr__(self, name: str) -> Any:

@@ -50,8 +50,8 @@ from heed_embedded.store import SqliteStore
 __all__ = ["LEAD_S", "Engine", "EmbeddedCrawler", "SlotTransport", "key_file_signer", "longest_gap", "recovery_hold"]
 
 POLL_S = 0.2  # how often an idle loop looks at the queue for what another process sent
-# How early a host's token comes out of its hide (``heed serve``): its turn's receive, plan,
-# connection and mark are done by the time the host is due, and the request leaves then
+# How early a host's token comes out of its hide (``heed serve``): its turn's receive, plan and
+# connection are done by the time the host is due, and the request is marked and leaves then
 # (``EmbeddedCrawler._plan``), instead of beginning then.
 LEAD_S = 0.25  # (0.1: 1,000 x 5 chains a little longer in a slow hour; docs/performance.md)
 
