@@ -75,8 +75,9 @@ class EmbeddedCrawler(Crawler):
         plans for when its host is due: its request is prepared and connected meanwhile, and is
         marked and leaves at that time, not before (``SlotTransport``), so the host's gap is
         what it would have been with the token on time, and the turn's work before the
-        connection does not lengthen it. Only the wait for the host's pace or its work's time is made so: for
-        those the plan a little later is the same plan, its request held until then."""
+        connection does not lengthen it. Only the wait for the host's pace or its work's time
+        is made so: for those the plan a little later is the same plan, its request held until
+        then."""
         plan = plan_turn(self.p, view, token, now)
         lead = self.lead_s
         if (lead <= 0 or plan.request is not None or plan.foreign_owner or plan.why not in LEAD_WHYS
