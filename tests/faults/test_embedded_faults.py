@@ -8,6 +8,7 @@ the tokens it held stay held, and the "restart" hands them back, as ``heed serve
 SIGKILL), ``TransientError`` (the database busy past its timeout), or a call of its own."""
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import threading
@@ -31,6 +32,7 @@ from heed_embedded.engine import Engine
 from heed_embedded.journal import SqliteJournal
 from heed_embedded.results import events_since
 from heed_embedded.service import process_batch
+from heed_embedded.store import SqliteStore
 
 from tests.faults.conftest import GAP, FaultWeb, holds, profile, site_gaps
 
@@ -232,28 +234,42 @@ def test_a_host_item_changed_under_the_turn_undoes_its_commit_and_asks_again_aft
 
 def test_a_first_turn_claims_its_host_with_its_requests_mark_once_connected(
         web: FaultWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # GIVEN a record of the write transaction each thread is in when a host is claimed
+    # GIVEN a record of the write transaction each thread is in when a host is claimed, and when
+    # a request's mark is written (a group's writes run on its leader's thread, in a transaction
+    # the leader names after its own ask: "mark", "claim and mark", or a turn's "turns")
     h = Harness(tmp_path, profile(), web)
-    current: dict[int, str] = {}
-    claims: list[str | None] = []
-    begin, claim = Database._begin, Crawler._claim
+    serial = itertools.count(1)
+    current: dict[int, int] = {}
+    claims: list[tuple[str, int | None]] = []
+    marks: dict[str, list[int | None]] = {}
+    begin, claim, write_attempt = Database._begin, Crawler._claim, SqliteStore.write_attempt
+
+    def transaction() -> int | None:
+        return current.get(threading.get_ident()) if h.engine.db.in_write() else None
 
     def begins(db: Database, c: sqlite3.Connection, what: str, *, durable: bool) -> None:
-        current[threading.get_ident()] = what
+        current[threading.get_ident()] = next(serial)
         begin(db, c, what, durable=durable)
 
-    def claiming(crawler: Crawler, *a: Any, **k: Any) -> Any:
-        claims.append(current.get(threading.get_ident()) if h.engine.db.in_write() else None)
-        return claim(crawler, *a, **k)
+    def claiming(crawler: Crawler, token: Any, *a: Any, **k: Any) -> Any:
+        claims.append((token.host, transaction()))
+        return claim(crawler, token, *a, **k)
+
+    def marking(c: sqlite3.Connection, url: str, host: str, *a: Any) -> None:
+        marks.setdefault(host, []).append(transaction())
+        write_attempt(c, url, host, *a)
     monkeypatch.setattr(Database, "_begin", begins)
     monkeypatch.setattr(Crawler, "_claim", claiming)
+    monkeypatch.setattr(SqliteStore, "write_attempt", staticmethod(marking))
     # WHEN the crawl runs
     h.crawl()
-    # THEN each host's first request (its robots.txt) was claimed once, in the transaction of
-    # the marks of the requests about to leave (its own with others of its process: one
-    # transaction before the request where there were two), never in one of its own
-    assert len(claims) == len(web.servers), claims
-    assert all(w in ("claim and mark", "mark") for w in claims), claims
+    # THEN each host's first request (its robots.txt) was claimed once, in a write transaction,
+    # and that same transaction wrote the mark of its request: the claim with the mark, once
+    # connected (perhaps with others of its process), never in a transaction of its own before it
+    assert sorted(host for host, _ in claims) == sorted(f"http://{s.host}" for s in web.servers), claims
+    for host, txn in claims:
+        assert txn is not None, (host, claims)
+        assert marks[host][0] == txn, (host, txn, marks[host])
     check(web, h)
 
 
