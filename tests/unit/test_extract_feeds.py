@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import socket
+import sys
 import time
 from dataclasses import fields
 from pathlib import Path
@@ -527,3 +528,25 @@ def test_pathological_markup_is_mended_in_linear_time(body: bytes) -> None:
     t0 = time.perf_counter()
     parse_feed(body, base_url="https://b.example/", max_items=40)
     assert time.perf_counter() - t0 < 3.0
+
+
+def test_a_feed_is_parsed_without_an_import_that_fails_each_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a feed parsed once (what it imports is imported), then a record of every module the
+    # import system is asked to find
+    assert parse_feed(rss_with_items(1), base_url="https://aube.example/feed", max_items=1).error is None
+    asked: list[str] = []
+
+    class Recorder:
+        @staticmethod
+        def find_spec(name: str, *args: object) -> None:
+            asked.append(name)
+            return None
+    monkeypatch.setattr(sys, "meta_path", [Recorder(), *sys.meta_path])
+    # WHEN a feed is parsed twice
+    for _ in range(2):
+        result = parse_feed(rss_with_items(3), base_url="https://aube.example/feed", max_items=AUBE_MAX_ITEMS)
+        assert result.error is None and len(result.items) == 3
+    # THEN nothing was looked for (feedparser's libxml2 driver, never installed, was looked for
+    # on every parse), and its parser is expat
+    assert asked == []
+    assert feedparser.api.PREFERRED_XML_PARSERS == []
