@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import lxml.html
 
-from .signals import DEFAULT_MAX_BYTES, meta_values, parse_html
+from .signals import DEFAULT_MAX_BYTES, Page, meta_values, parse_html
 
 __all__ = ["PaywallDecision", "is_paywalled"]
 
@@ -133,10 +133,11 @@ def _markup_marker(root: lxml.html.HtmlElement) -> str | None:
     return None
 
 
-def is_paywalled(body: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> PaywallDecision:
+def is_paywalled(body: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, page: Page | None = None) -> PaywallDecision:
+    """``page``: the body's parse, shared with the turn's other readers (only read here)."""
     if len(body) > max_bytes:
         return PaywallDecision(True, None, "too_large")
-    root = parse_html(body, max_bytes=max_bytes)
+    root = page.root() if page is not None else parse_html(body, max_bytes=max_bytes)
     if root is None:
         # Nothing to extract from an empty page, so nothing can leak either way.
         return PaywallDecision(False, None, "unparseable" if body.strip() else "empty")

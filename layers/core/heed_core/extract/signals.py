@@ -15,6 +15,7 @@ from lxml import etree
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "Directives",
+    "Page",
     "decode_html",
     "meta_values",
     "parse_html",
@@ -74,6 +75,32 @@ def parse_html(body: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> lxml.html.
     except (etree.ParserError, etree.XMLSyntaxError, ValueError):
         return None
     return root
+
+
+class Page:
+    """A response's body parsed at most once (``parse_html``) for the readers of one turn that
+    share it: first those that only read the tree (``root``), then at most one that takes it
+    apart (``take``). An article was parsed three times the same way (its robots meta tags, its
+    paywall markers, its text)."""
+
+    __slots__ = ("_parsed", "_root", "body", "max_bytes")
+
+    def __init__(self, body: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.body, self.max_bytes = body, max_bytes
+        self._root: lxml.html.HtmlElement | None = None
+        self._parsed = False
+
+    def root(self) -> lxml.html.HtmlElement | None:
+        """The tree, to read and leave as it is (None: empty, oversized or unparseable)."""
+        if not self._parsed:
+            self._root, self._parsed = parse_html(self.body, max_bytes=self.max_bytes), True
+        return self._root
+
+    def take(self) -> lxml.html.HtmlElement | None:
+        """The tree, for a reader that changes it: a later reader gets a fresh parse."""
+        root = self.root()
+        self._root, self._parsed = None, False
+        return root
 
 
 def meta_values(root: lxml.html.HtmlElement | None, name: str) -> list[str]:
@@ -142,13 +169,15 @@ def _header_directives(value: str, token: str, found: dict[str, list[str]]) -> N
 
 
 def robots_directives(
-    headers: Headers, body: bytes | None, token: str, *, max_bytes: int = DEFAULT_MAX_BYTES
+    headers: Headers, body: bytes | None, token: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
+    page: Page | None = None,
 ) -> Directives:
     """noindex/nofollow from every ``X-Robots-Tag`` header (each repeated header read on
     its own, SUBSIDIE-09), ``<meta name="robots">`` and ``<meta name="<token>">``.
 
     A body larger than ``max_bytes`` is not parsed: the header answer comes back with
-    ``error="too_large"`` so the caller can decide to skip the page."""
+    ``error="too_large"`` so the caller can decide to skip the page. ``page``: the body's
+    parse, shared with the turn's other readers."""
     tok = _product_token(token)
     found: dict[str, list[str]] = {"noindex": [], "nofollow": []}
     for name, value in headers:
@@ -159,7 +188,7 @@ def robots_directives(
         if len(body) > max_bytes:
             error = TOO_LARGE
         else:
-            root = parse_html(body, max_bytes=max_bytes)
+            root = page.root() if page is not None else parse_html(body, max_bytes=max_bytes)
             for meta_name in dict.fromkeys(n for n in ("robots", tok) if n):
                 for content in meta_values(root, meta_name):
                     _apply(content, f"meta-{meta_name}", found)

@@ -14,7 +14,7 @@ import unicodedata
 import lxml.html
 from lxml import etree
 
-from .signals import DEFAULT_MAX_BYTES, parse_html
+from .signals import DEFAULT_MAX_BYTES, Page, parse_html
 
 __all__ = ["content_hash", "diff_summary", "main_text", "normalise"]
 
@@ -88,11 +88,12 @@ def _block_text(el: lxml.html.HtmlElement) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def main_text(body: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+def main_text(body: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, page: Page | None = None) -> str:
     """The page's main content as plain text, one block per line ('' when unreadable):
     ``<main>``, else ``[role=main]``, else the only ``<article>``, else the body, always
-    minus navigation, page header/footer, asides, scripts, forms and cookie banners."""
-    root = parse_html(body, max_bytes=max_bytes)
+    minus navigation, page header/footer, asides, scripts, forms and cookie banners.
+    ``page``: the body's parse, taken (its tree is taken apart here)."""
+    root = page.take() if page is not None else parse_html(body, max_bytes=max_bytes)
     if root is None:
         return ""
     for el in [e for e in root.iter() if isinstance(e.tag, str) and _droppable(e)]:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from .signals import DEFAULT_MAX_BYTES, meta_values, parse_html
+from .signals import DEFAULT_MAX_BYTES, Page, meta_values, parse_html
 
 __all__ = [
     "TdmDecision",
@@ -184,7 +184,9 @@ def reservation(
     body: bytes | None,
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    page: Page | None = None,
 ) -> TdmDecision:
+    """``page``: the body's parse, shared with the turn's other readers (only read here)."""
     value: int | None = None
     source: str | None = None
     policy: str | None = None
@@ -207,7 +209,7 @@ def reservation(
         if len(body) > max_bytes:
             error = "too_large"
         else:
-            root = parse_html(body, max_bytes=max_bytes)
+            root = page.root() if page is not None else parse_html(body, max_bytes=max_bytes)
             got = _layer(meta_values(root, "tdm-reservation"), meta_values(root, "tdm-policy"))
             if got is not None:
                 (value, policy), source = got, SOURCE_META

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from heed_core.extract import feeds, pages, paywall, subsidy, tdmrep
+from heed_core.extract import feeds, pages, paywall, signals, subsidy, tdmrep
 from heed_core.hoststate import recent_read, was_read
 from heed_core.kinds.base import Entry, Kind, flag
 from heed_core.kinds.handling import (
@@ -131,9 +131,10 @@ def _article_candidate(follow_item: WorkItem, follow: ArticleFollowup, now: floa
 # --- the article page -----------------------------------------------------------------------------
 def _article(inp: TaskInput) -> TaskOutput:
     item, out = inp.item, TaskOutput()
-    if directives(inp, out) is None:
+    page = signals.Page(inp.result.body)  # parsed once: read for its directives, paywall and TDM, then its text
+    if directives(inp, out, page) is None:
         return out
-    pay = paywall.is_paywalled(inp.result.body)
+    pay = paywall.is_paywalled(inp.result.body, page=page)
     if pay.paywalled:
         # AUBE-06 / COMMON-07: never extracted, even when the page carries its text.
         out.skips.append((item.url, "paywalled", pay.marker or ""))
@@ -141,13 +142,13 @@ def _article(inp: TaskInput) -> TaskOutput:
     follow = _task(inp.profile).article_followup
     if follow is not None and follow.respect_tdmrep:
         rules = tdmrep.parse_tdmrep_json(inp.tdmrep_body) if inp.tdmrep_body else None
-        decision = tdmrep.reservation(rules, path_of(item.url), inp.result.headers, inp.result.body)
+        decision = tdmrep.reservation(rules, path_of(item.url), inp.result.headers, inp.result.body, page=page)
         if decision.reserved:
             out.skips.append((item.url, "tdm_reserved", f"tdm-reservation via {decision.source}"))  # PRAHA-03
             return out
     if usage_refused(inp, out):
         return out
-    text = subsidy.main_text(inp.result.body)
+    text = subsidy.main_text(inp.result.body, page=page)
     record: dict[str, Any] = {"kind": "article", "url": item.url,
                               "title": pages.extract_title(inp.result.body) or item.ctx.get("title"),
                               "chars": len(text)}

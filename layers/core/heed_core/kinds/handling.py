@@ -102,10 +102,10 @@ def emit(inp: TaskInput, out: TaskOutput, detail_type: str, result_id: str, reco
     out.events.append((detail_type, result_id, record))
 
 
-def directives(inp: TaskInput, out: TaskOutput) -> signals.Directives | None:
+def directives(inp: TaskInput, out: TaskOutput, page: signals.Page | None = None) -> signals.Directives | None:
     """SUBSIDIE-09: a noindex page is not stored (None, with the skip recorded); nofollow is the
-    caller's to honour."""
-    found = signals.robots_directives(inp.result.headers, inp.result.body, inp.profile.robots_token)
+    caller's to honour. ``page``: the body's parse, shared with the turn's other readers."""
+    found = signals.robots_directives(inp.result.headers, inp.result.body, inp.profile.robots_token, page=page)
     if found.noindex:
         out.skips.append((inp.item.url, "noindex", ", ".join(found.sources)))
         return None

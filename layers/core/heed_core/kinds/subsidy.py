@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
-from heed_core.extract import pages, paywall, sitemaps
+from heed_core.extract import pages, paywall, signals, sitemaps
 from heed_core.extract import subsidy as text
 from heed_core.kinds.base import Entry, Kind, url_list
 from heed_core.kinds.handling import (
@@ -68,7 +68,8 @@ def _sitemap(inp: TaskInput) -> TaskOutput:
 # --- subsidy pages (SUBSIDIE-04, -09, -12) -----------------------------------------------------------
 def _subsidy(inp: TaskInput) -> TaskOutput:
     item, out = inp.item, TaskOutput()
-    found = directives(inp, out)
+    page = signals.Page(inp.result.body)  # parsed once: read for its directives and paywall, then its text
+    found = directives(inp, out, page)
     if found is None:
         return out
     if found.nofollow:
@@ -76,13 +77,13 @@ def _subsidy(inp: TaskInput) -> TaskOutput:
         # its links are not followed" holds for either directive.
         out.skips.append((item.url, "nofollow", ", ".join(found.sources)))
         return out
-    pay = paywall.is_paywalled(inp.result.body)
+    pay = paywall.is_paywalled(inp.result.body, page=page)
     if pay.paywalled:
         out.skips.append((item.url, "paywalled", pay.marker or ""))  # SUBSIDIE-05: nothing behind a paywall
         return out
     if usage_refused(inp, out):
         return out  # neither the text, nor its hash, nor a summary
-    body = text.normalise(text.main_text(inp.result.body))
+    body = text.normalise(text.main_text(inp.result.body, page=page))
     digest = text.content_hash(body)
     seen = item.seen
     if seen is not None and seen.content_hash == digest:
