@@ -80,8 +80,8 @@ def parse_html(body: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> lxml.html.
 class Page:
     """A response's body parsed at most once (``parse_html``) for the readers of one turn that
     share it: first those that only read the tree (``root``), then at most one that takes it
-    apart (``take``). An article was parsed three times the same way (its robots meta tags, its
-    paywall markers, its text)."""
+    apart (``take``). An article was parsed up to four times the same way (its robots meta tags,
+    its paywall markers, its TDM reservation, its text)."""
 
     __slots__ = ("_parsed", "_root", "body", "max_bytes")
 
