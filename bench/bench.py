@@ -237,6 +237,10 @@ def report(res: dict[str, Any]) -> str:
         lines.append(f"Heed: `{h['command']}` ({h['workers']} processes x {shape}), wall "
                      f"{h['wall_s']:.1f} s from start to exit, {h['events']} events, {h['left']} tokens left, "
                      f"{h['failures']} failures")
+        if h.get("switches"):
+            pages = max(1, h["site"]["requests"])
+            lines.append(f"  context switches a page: {h['switches'][0] / pages:.1f} waits, "
+                         f"{h['switches'][1] / pages:.1f} preempted (every thread of every process)")
         if h.get("pools"):
             lines.append("  threads of each process at most: " + ", ".join(
                 f"{p['peak']} (cap {p['cap']}, most requests in flight {p['in_flight']})" for p in h["pools"]))

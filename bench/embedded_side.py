@@ -125,6 +125,8 @@ def main() -> None:
         "threads": start.get("threads"), "pools": pools,
         "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
         "sys_s": after.ru_stime - before.ru_stime, "rss_mb": peak[0] / 1024,
+        # every thread's context switches, given up (a wait) and taken (preempted)
+        "switches": [after.ru_nvcsw - before.ru_nvcsw, after.ru_nivcsw - before.ru_nivcsw],
     }))
 
 

@@ -120,8 +120,8 @@ class Slots:
     free: the mark of its request (``"mark"``) before anything; the answers (``"answer"``)
     before new turns, unless the loop found hosts due (``due``): then after them, for
     ``answer_wait_s`` at most. The loop asks ``free`` and ``start``s that many turns; a turn
-    calls ``end`` when it is over. ``wake`` tells the loop a slot came free (never called under
-    this object's lock)."""
+    calls ``end`` when it is over. ``wake`` tells the loop a slot came free for a new turn, or
+    that none is in flight (never called under this object's lock)."""
 
     def __init__(self, cap: int, active: int, wake: Callable[[], None], *, answer_wait_s: float = 0.0) -> None:
         self.cap = max(1, cap)
@@ -159,7 +159,17 @@ class Slots:
     def free(self) -> int:
         """How many new turns may start now."""
         with self._lock:
-            return max(0, min(self.cap - self.busy, self.active_cap - self.active - self._owed()))
+            return self._free()
+
+    def _free(self) -> int:
+        return max(0, min(self.cap - self.busy, self.active_cap - self.active - self._owed()))
+
+    def _tells(self) -> bool:
+        """Whether the loop is told of a slot given back (under the lock): only when a new turn may
+        start now, or none is left in flight. A slot handed to a turn waiting for one changes
+        nothing the loop could do; woken for it, it would look and wait again (a thread's wake,
+        across CPUs, for nothing: docs/performance.md)."""
+        return self._free() > 0 or self.busy == 0
 
     def due(self, due: bool) -> None:
         """What the loop found when it last looked at the queue: hosts due (their turns start
@@ -187,7 +197,9 @@ class Slots:
                 return
             self.active -= 1
             self._hand_over()
-        self._wake()
+            tell = self._tells()
+        if tell:
+            self._wake()
 
     def take(self, why: str, *, now: bool = False) -> None:
         """The turn has work again (``"mark"`` or ``"answer"``): it waits for a slot (``now``: it
@@ -217,7 +229,9 @@ class Slots:
             self.busy -= 1
             self.active -= 1
             self._hand_over()
-        self._wake()
+            tell = self._tells()
+        if tell:
+            self._wake()
 
 
 class TurnPool:

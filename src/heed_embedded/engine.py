@@ -127,7 +127,7 @@ class Engine:
         self.counts: Counter[str] = Counter()
         self._count_lock = threading.Lock()
         self.store = SqliteStore(db, clock.now)
-        self.queue = WorkQueue(db, clock.now, on_send=self._wake, on_hide=self._hidden)
+        self.queue = WorkQueue(db, clock.now, on_send=self._sent, on_hide=self._hidden)
         self.results: Any = results or SqliteResults(db, clock.now)
         p = profile
         model = kinds.extractor_model(p)  # WANNADO-10: a language model where the profile switches it on
@@ -161,6 +161,13 @@ class Engine:
         with self._cond:
             self._wakeups += 1
             self._cond.notify_all()
+
+    def _sent(self, n: int = 0) -> None:
+        """Messages went in (or came back, or a host's next came to the head of its group): the
+        loop looks at once if it could start a turn; with no slot free it looks when one comes
+        free (``Slots``'s wake-up), so a wake-up now would find nothing to do."""
+        if self.slots.free():
+            self._wake()
 
     def _hidden(self, visible_at: float) -> None:
         """A token this process hid comes out at ``visible_at``: a loop waiting past then looks

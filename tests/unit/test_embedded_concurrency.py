@@ -151,6 +151,35 @@ def test_with_no_host_due_an_answer_takes_the_free_slot_at_once() -> None:
     assert slots.active == 1
 
 
+def test_the_loop_is_told_only_when_a_new_turn_may_start_or_none_is_left() -> None:
+    # GIVEN one slot at work, its turn at work, and an answer waiting for a slot
+    wakes = Wakes()
+    slots = Slots(100, 1, wakes)
+    _started(slots, 1)
+    slots.give()
+    _started(slots, 1)
+    wakes.n = 0
+    got = threading.Event()
+    t = threading.Thread(target=lambda: (slots.take("answer"), got.set()))
+    t.start()
+    assert not got.wait(0.05)
+    # WHEN the turn at work waits on its site: its slot goes to the answer
+    slots.give()
+    assert got.wait(2)
+    t.join()
+    # THEN the loop is not woken: no new turn could start
+    assert wakes.n == 0 and slots.free() == 0
+    # and when that turn ends, its slot is free for a new one: the loop is told
+    slots.end()
+    assert wakes.n == 1 and slots.free() == 1
+    # as it is when the last turn in flight ends, though no slot is free (a cap of 1, reached)
+    capped = Slots(1, 1, wakes)
+    _started(capped, 1)
+    wakes.n = 0
+    capped.end()
+    assert wakes.n == 1 and capped.busy == 0
+
+
 def test_a_thread_holding_the_write_lock_never_waits_for_a_slot() -> None:
     slots = Slots(100, 1, Wakes())
     _started(slots, 1)
