@@ -180,8 +180,9 @@ def run_size(name: str, hosts_n: int, pages: int, delay: float, sides: list[str]
             args = ["--hosts", str(hosts_n), "--pages", str(pages), "--delay", str(delay)]
             for side in sides:
                 script = {"heed": "embedded_side.py" if engine == "embedded" else "heed_side.py",
-                          "scrapy": "scrapy_side.py", "ceiling": "ceiling_side.py"}[side]
-                extra: list[str] = []
+                          "scrapy": "scrapy_side.py", "ceiling": "ceiling_side.py",
+                          "parsed-ceiling": "ceiling_side.py"}[side]
+                extra: list[str] = ["--parse"] if side == "parsed-ceiling" else []
                 if side == "heed" and engine == "aws" and webhook:
                     extra = ["--webhook"]
                 if side == "heed" and engine == "embedded":
@@ -274,9 +275,9 @@ def report(res: dict[str, Any]) -> str:
                          "a page")
             lines.append("  " + ", ".join(f"{k} {v / events:.2f}" for k, v in sorted(d["calls"].items(),
                                                                                      key=lambda kv: -kv[1])))
-    ceiling = res.get("ceiling")
-    if ceiling:
-        lines.append(ceiling_line(ceiling))
+    for side in ("ceiling", "parsed-ceiling"):
+        if res.get(side):
+            lines.append(ceiling_line(res[side]))
     return "\n".join(lines)
 
 
@@ -293,10 +294,15 @@ def ceiling_bound(c: dict[str, Any]) -> float:
 
 
 def ceiling_line(c: dict[str, Any]) -> str:
+    if c.get("parsed"):
+        what, who = ("each answer parsed (robots.txt by protego, the feed by feedparser, an article by lxml), "
+                     "no gap, no state"), "on Heed's packages"
+    else:
+        what, who = "no gap, no parsing", "on `requests`"
     return (f"Ceiling of this machine (the same {c['requests']} requests through `requests` alone, "
-            f"{c['processes']} x {c['threads']} threads, no gap, no parsing): {c['wall_s']:.1f} s, "
+            f"{c['processes']} x {c['threads']} threads, {what}): {c['wall_s']:.1f} s, "
             f"{c['rate']:.0f} requests/s, CPU {1000 * c['cpu_s'] / max(1, c['requests']):.1f} ms each: a crawler "
-            f"on `requests` spans at least {ceiling_floor(c):.1f} s here, efficiency at most {ceiling_bound(c):.2f}")
+            f"{who} spans at least {ceiling_floor(c):.1f} s here, efficiency at most {ceiling_bound(c):.2f}")
 
 
 def _memory() -> str:
@@ -311,9 +317,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", action="append", choices=sorted(SIZES) + ["all"],
                     help="smoke (default), 200x10, 1000x5, 10000x3 or all; may be repeated")
-    ap.add_argument("--side", action="append", choices=["heed", "scrapy", "ceiling"],
-                    help="default: all three (ceiling: the crawl's requests through `requests` alone, as fast "
-                         "as this machine makes them: the highest efficiency any crawler on it can reach)")
+    ap.add_argument("--side", action="append", choices=["heed", "scrapy", "ceiling", "parsed-ceiling"],
+                    help="default: heed, scrapy and ceiling (ceiling: the crawl's requests through `requests` "
+                         "alone, as fast as this machine makes them: the highest efficiency any crawler on it "
+                         "can reach; parsed-ceiling: the same with each answer parsed by protego, feedparser "
+                         "or lxml, as a crawler on Heed's packages must)")
     ap.add_argument("--engine", choices=["aws", "embedded"], default="aws",
                     help="heed's side: aws (heed local run's AWS-fidelity path, the real handlers on moto; "
                          "the default, and what --cost-inputs measures) or embedded (`heed serve --once` on "

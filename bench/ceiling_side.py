@@ -8,6 +8,10 @@ Any crawler built on `requests` makes the same requests and does more for each, 
 cores the fixture web shares: it cannot go faster than this, so its span is at least
 ``requests / rate`` and its efficiency at most ``ideal / (requests / rate)`` (bench.py prints it).
 
+With ``--parse`` (``bench/run --side parsed-ceiling``) each answer is also parsed by the package a
+crawler of the fixture web cannot do without (robots.txt by protego, the feed by feedparser, an
+article by lxml): the highest efficiency a crawler on Heed's fixed packages can reach here.
+
 Prints one JSON object: requests made, wall and CPU seconds (this process and its workers)."""
 from __future__ import annotations
 
@@ -22,6 +26,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import feedparser
+import lxml.html
+import protego
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -42,7 +49,17 @@ def crawl_urls(hosts_n: int, pages: int, delay: float) -> list[str]:
     return urls
 
 
-def _worker(urls: list[str]) -> None:
+def _parse(url: str, body: bytes) -> None:
+    """The parse a crawler makes of the fixture's answer at ``url`` (what Heed's packages do)."""
+    if url.endswith("/robots.txt"):
+        protego.Protego.parse(body.decode("utf-8"))
+    elif url.endswith("/feed.xml"):
+        feedparser.parse(body)
+    else:
+        lxml.html.fromstring(body)
+
+
+def _worker(urls: list[str], parse: bool = False) -> None:
     local = threading.local()
 
     def get(url: str) -> int:
@@ -50,7 +67,9 @@ def _worker(urls: list[str]) -> None:
         if s is None:
             s = local.s = requests.Session()
         r = s.get(url, timeout=30, headers={"User-Agent": "BenchCeiling/1.0"})
-        _ = r.content
+        body = r.content
+        if parse:
+            _parse(url, body)
         return r.status_code
 
     with ThreadPoolExecutor(THREADS) as pool:
@@ -62,12 +81,13 @@ def _worker(urls: list[str]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     add_size_arguments(ap)
+    ap.add_argument("--parse", action="store_true", help="parse each answer too (protego, feedparser, lxml)")
     args = ap.parse_args()
     urls = crawl_urls(args.hosts, args.pages, args.delay)
     ctx = multiprocessing.get_context("fork")
     me0, kids0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    procs = [ctx.Process(target=_worker, args=(urls[k::PROCESSES],)) for k in range(PROCESSES)]
+    procs = [ctx.Process(target=_worker, args=(urls[k::PROCESSES], args.parse)) for k in range(PROCESSES)]
     for p in procs:
         p.start()
     for p in procs:
@@ -78,7 +98,7 @@ def main() -> None:
     me1, kids1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = sum(b.ru_utime - a.ru_utime + b.ru_stime - a.ru_stime for a, b in ((me0, me1), (kids0, kids1)))
     print(json.dumps({"requests": len(urls), "wall_s": wall, "cpu_s": cpu, "rate": len(urls) / wall,
-                      "processes": PROCESSES, "threads": THREADS, "cores": os.cpu_count(),
+                      "processes": PROCESSES, "threads": THREADS, "cores": os.cpu_count(), "parsed": args.parse,
                       "rss_mb": max(me1.ru_maxrss, kids1.ru_maxrss) / 1024}))
 
 

@@ -12,11 +12,11 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
-from ceiling_side import crawl_urls  # noqa: E402
+from ceiling_side import _parse, crawl_urls  # noqa: E402
 
-from bench import SIZES, ceiling_bound  # noqa: E402
+from bench import SIZES, ceiling_bound, ceiling_line  # noqa: E402
 
-from fixture_web import PORT, make_hosts  # noqa: E402
+from fixture_web import PORT, article, feed, make_hosts, robots  # noqa: E402
 
 
 @pytest.mark.parametrize(("size", "expected"), [("smoke", 48), ("200x10", 1960), ("1000x5", 4800),
@@ -46,3 +46,29 @@ def test_the_bound_is_the_ideal_over_the_shortest_span_the_rate_allows() -> None
     # a rate that leaves the span to the gaps bounds nothing
     assert ceiling_bound({"requests": 4800, "rate": 1229.0, "site": {"ideal_s": 16.1}}) == 1.0
     assert ceiling_bound({"requests": 10, "rate": 0.0, "site": site}) == 0.0
+
+
+def test_the_parsed_ceiling_parses_each_answer_with_the_package_a_crawler_needs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import ceiling_side
+
+    # GIVEN the fixture's robots.txt, feed and article of a host, and the three parsers watched
+    h = make_hosts(4, 5, 2.0)[3]
+    seen: list[str] = []
+    for module, name, attr in ((ceiling_side.protego.Protego, "protego", "parse"),
+                               (ceiling_side.feedparser, "feedparser", "parse"),
+                               (ceiling_side.lxml.html, "lxml", "fromstring")):
+        real = getattr(module, attr)
+        monkeypatch.setattr(module, attr, lambda body, real=real, name=name: (seen.append(name), real(body))[1])
+    base = f"http://{h.ip}:{PORT}"
+    # WHEN the ceiling parses each answer
+    _parse(f"{base}/robots.txt", robots(h))
+    _parse(f"{base}/feed.xml", feed(h))
+    _parse(f"{base}/a/0", article(h, "/a/0"))
+    # THEN each by its own package, and the line bench.py prints names them
+    assert seen == ["protego", "feedparser", "lxml"]
+    c = {"requests": 4800, "rate": 800.0, "wall_s": 6.0, "cpu_s": 9.6, "processes": 2, "threads": 16,
+         "parsed": True, "site": {"ideal_s": 16.1}}
+    assert "protego, the feed by feedparser, an article by lxml" in ceiling_line(c)
+    assert "a crawler on Heed's packages spans at least 6.0 s" in ceiling_line(c)
+    assert "no parsing" in ceiling_line({**c, "parsed": False})
