@@ -120,8 +120,8 @@ class Slots:
     free: the mark of its request (``"mark"``) before anything; the answers (``"answer"``)
     before new turns, unless the loop found hosts due (``due``): then after them, for
     ``answer_wait_s`` at most. The loop asks ``free`` and ``start``s that many turns; a turn
-    calls ``end`` when it is over. ``wake`` tells the loop a slot came free for a new turn, or
-    that none is in flight (never called under this object's lock)."""
+    calls ``end`` when it is over. ``wake`` tells the loop a slot came free for a new turn
+    (never called under this object's lock)."""
 
     def __init__(self, cap: int, active: int, wake: Callable[[], None], *, answer_wait_s: float = 0.0) -> None:
         self.cap = max(1, cap)
@@ -166,10 +166,10 @@ class Slots:
 
     def _tells(self) -> bool:
         """Whether the loop is told of a slot given back (under the lock): only when a new turn may
-        start now, or none is left in flight. A slot handed to a turn waiting for one changes
-        nothing the loop could do; woken for it, it would look and wait again (a thread's wake,
-        across CPUs, for nothing: docs/performance.md)."""
-        return self._free() > 0 or self.busy == 0
+        start now (always so when none is left in flight: the loop's wait for idle). A slot
+        handed to a turn waiting for one changes nothing the loop could do; woken for it, it
+        would look and wait again (a thread's wake, across CPUs, for nothing: docs/performance.md)."""
+        return self._free() > 0
 
     def due(self, due: bool) -> None:
         """What the loop found when it last looked at the queue: hosts due (their turns start

@@ -172,7 +172,7 @@ def test_the_loop_is_told_only_when_a_new_turn_may_start_or_none_is_left() -> No
     # and when that turn ends, its slot is free for a new one: the loop is told
     slots.end()
     assert wakes.n == 1 and slots.free() == 1
-    # as it is when the last turn in flight ends, though no slot is free (a cap of 1, reached)
+    # as it is when the last turn in flight ends, a fixed pool's too (what the loop's wait for idle needs)
     capped = Slots(1, 1, wakes)
     _started(capped, 1)
     wakes.n = 0
