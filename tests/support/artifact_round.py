@@ -49,7 +49,7 @@ def load(name: str, path: Path) -> Any:
 def main(build: Path, feed_url: str, out: Path, resources_py: Path, stack_json: Path | None = None) -> None:
     for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
                  "AWS_DEFAULT_REGION": REGION, "POWERTOOLS_METRICS_DISABLED": "true",
-                 "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_LOG_LEVEL": "ERROR",
+                 "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_LOG_LEVEL": "WARNING",
                  "POWERTOOLS_METRICS_NAMESPACE": "Heed"}.items():
         os.environ[k] = v
     resources = load("_harness_resources", resources_py)
@@ -90,6 +90,24 @@ def run_round(build: Path, feed_url: str, queue_url: str, queue_arn: str, batch_
     runtime.configure(allow_private=True, journal_tap=lambda kind, record: journal.append(
         {"kind": kind, **{k: record.get(k) for k in ("url", "reason", "detail", "status")}}))
     DynamoOperatorStore(runtime.store().table, runtime.store().db).put_sources([Source("site", feed_url, "feed")])
+    # Each host turn's answer, and each invocation's records and failures: a round that ends short
+    # says what every turn decided (the trace), not only what it journaled.
+    trace: list[dict[str, Any]] = []
+    crawler = runtime.crawler()
+    host_turn = crawler.host_turn
+
+    def traced_turn(token: Any, snapshot: Any = None) -> Any:
+        try:
+            result = host_turn(token, snapshot)
+        except Exception as exc:
+            trace.append({"turn": token.host, "tok": token.tok, "error": f"{type(exc).__name__}: {exc}"[:300]})
+            raise
+        trace.append({"turn": token.host, "tok": token.tok, "receives": token.receives, "action": result.action,
+                      "why": result.why, "delay_s": round(result.delay_s, 3), "requests": result.requests,
+                      "t": round(time.time(), 3)})
+        return result
+
+    crawler.host_turn = traced_turn  # type: ignore[method-assign]
     scheduler = load("scheduler_app", build / "SchedulerFunction" / "app.py")
     fetcher = load("fetcher_app", build / "FetcherFunction" / "app.py")
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -102,9 +120,13 @@ def run_round(build: Path, feed_url: str, queue_url: str, queue_arn: str, batch_
         msgs = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=batch_size,
                                    AttributeNames=["All"], MessageSystemAttributeNames=["All"]).get("Messages", [])
         if not msgs:
-            attrs = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=[
-                "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
-            if int(attrs["ApproximateNumberOfMessages"]) + int(attrs["ApproximateNumberOfMessagesNotVisible"]) == 0:
+            # The hidden ones first, then the visible (heed.local.harness.queue_left, which this
+            # program cannot import): read in one call, a token whose hide ended between moto's two
+            # counts was in neither, and the round ended with its host's work left.
+            left = [int(sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=[name])["Attributes"][name])
+                    for name in ("ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessages")]
+            if sum(left) == 0:
+                trace.append({"empty": left, "t": round(time.time(), 3)})
                 break
             time.sleep(0.1)  # a token hidden until its host's next slot (the fetcher never sleeps)
             continue
@@ -114,13 +136,15 @@ def run_round(build: Path, feed_url: str, queue_url: str, queue_arn: str, batch_
         answer = fetcher.handler({"Records": records}, Context()) or {}
         invocations += 1
         failed = {f["itemIdentifier"] for f in answer.get("batchItemFailures", [])}
+        trace.append({"records": [(m["MessageId"][:8], m.get("Attributes", {}).get("ApproximateReceiveCount"))
+                                  for m in msgs], "failed": sorted(i[:8] for i in failed), "t": round(time.time(), 3)})
         done = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(msgs)
                 if m["MessageId"] not in failed]
         if done:
             sqs.delete_message_batch(QueueUrl=queue_url, Entries=done)
     profile = runtime.profile()
     return {"profile": profile.name, "sha256": content_hash(profile), "invocations": invocations,
-            "finished": time.monotonic() < deadline, "journal": journal,
+            "finished": time.monotonic() < deadline, "journal": journal, "trace": trace,
             "modules": {name: getattr(mod, "__file__", None) for name, mod in sorted(sys.modules.items())
                         if getattr(mod, "__file__", None)}}
 

@@ -31,6 +31,7 @@ from heed.local.harness import (
     load_handler,
     local_signer,
     operator_store,
+    queue_left,
     quiet_powertools,
 )
 from heed.local.root import ROOT
@@ -279,9 +280,7 @@ class LocalRun:
             self._show_progress(len(hidden))
 
     def _queue_empty(self) -> bool:
-        attrs = self.sqs.get_queue_attributes(QueueUrl=self.res.queue_url, AttributeNames=[
-            "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
-        return int(attrs["ApproximateNumberOfMessages"]) + int(attrs["ApproximateNumberOfMessagesNotVisible"]) == 0
+        return queue_left(self.sqs, self.res.queue_url) == 0
 
     def deliver(self, timeout_s: float = 60.0) -> int:
         """Lambda's event source mapping for the webhook's deliverer: batches of the delivery queue
@@ -294,9 +293,7 @@ class LocalRun:
             msgs = self.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=5, AttributeNames=["All"],
                                             WaitTimeSeconds=0).get("Messages", [])
             if not msgs:
-                left = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=[
-                    "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
-                if not any(int(v) for v in left.values()):
+                if queue_left(self.sqs, url) == 0:
                     return calls
                 time.sleep(0.2)
                 continue
