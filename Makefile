@@ -9,7 +9,7 @@ TOOLS  := .venv-tools
 # marked slow (long end-to-end runs: the 50,000-source scheduler, the built artifact, the wheel,
 # the deploy rehearsal, every bot's conformance command, the longest fault and kill runs), and
 # says so. Where CI=true (CI) or SLOW=1, the slow ones run after, one after another, as the
-# timings they check were written for.
+# timings they check were written for. Each part ends naming its slowest tests (where CI's time goes).
 PYTEST_ARGS := -m "not slow" -n 2 --dist loadfile
 SLOW_RUN := $(if $(or $(filter true,$(CI)),$(SLOW)),yes,)
 
@@ -96,8 +96,8 @@ sam-check: install tools
 	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh
 
 test: install tools
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
-	$(if $(SLOW_RUN),$(VENV)/bin/pytest -m slow,@echo "make test: the tests marked slow were left out (CI=true or SLOW=1 runs them too)")
+	$(VENV)/bin/pytest $(PYTEST_ARGS) --durations=15
+	$(if $(SLOW_RUN),$(VENV)/bin/pytest -m slow --durations=20,@echo "make test: the tests marked slow were left out (CI=true or SLOW=1 runs them too)")
 	$(VENV)/bin/mypy --strict -p heed_core -p heed_aws -p heed -p heed_embedded
 	$(VENV)/bin/ruff check .
 	SAM=$(TOOLS)/bin/sam CFN_LINT=$(VENV)/bin/cfn-lint scripts/sam-check.sh
