@@ -91,9 +91,10 @@ def load_handler(name: str) -> Callable[[dict[str, Any], Any], Any]:
 
 
 def queue_left(sqs: Any, url: str) -> int:
-    """The messages a queue holds, hidden or not, for a caller that is their only consumer: the
-    hidden ones read first, then the visible ones, in two calls. A hidden message turns visible
-    and never back unless received, so in that order it is counted at least once. Read in one call,
+    """The messages a queue holds, hidden or not, for a caller that is their only consumer, to
+    tell whether any is left (0: none): the hidden ones read first, then the visible ones, in two
+    calls. A hidden message turns visible and never back unless received, so in that order it is
+    counted at least once (twice if it turns visible between the reads). Read in one call,
     moto counts the visible ones first: a message whose hide ends between the two counts is in
     neither, and a queue with a token due that instant looked empty (a round ended with its host's
     work left)."""
